@@ -1,0 +1,112 @@
+"""The `refresh` flow: per source, fetch -> parse -> validate -> load, sources concurrently.
+
+Thin by design: every step is a function in `gpucat.pipeline`. HTTP retries happen per request
+inside the fetch step (a failed page is retried, not the whole walk); no task retries a parse
+or validation error. A failing source never stops the others; the flow ends Failed, naming
+the sources that failed, while the others' data is loaded.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+from prefect.artifacts import create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.runtime import flow_run
+from prefect.states import Completed, Failed, State
+
+from gpucat import pipeline
+from scrapers import get_source, select_sources
+from warehouse import db
+from warehouse.load import RunRecord
+
+
+@task(name="fetch", cache_policy=NO_CACHE)
+def fetch_task(source_name: str, options: pipeline.FetchOptions) -> list:
+    return pipeline.fetch_source(get_source(source_name), options)
+
+
+@task(name="parse", cache_policy=NO_CACHE)
+def parse_task(source_name: str, pages: list) -> list:
+    return pipeline.parse_source(get_source(source_name), pages)
+
+
+@task(name="validate", cache_policy=NO_CACHE)
+def validate_task(source_name: str, items: list, pages: list) -> pipeline.SourceBatch:
+    return pipeline.validate_source(get_source(source_name), items, len(pages))
+
+
+@task(name="load", cache_policy=NO_CACHE)
+def load_task(con: Any, run: RunRecord, batch: pipeline.SourceBatch) -> RunRecord:
+    return pipeline.load_batches(con.cursor(), run, batch)
+
+
+@task(name="record-failure", cache_policy=NO_CACHE)
+def record_failure_task(con: Any, run: RunRecord, error: BaseException) -> RunRecord:
+    return pipeline.record_outcome(con.cursor(), run, error)
+
+
+@task(name="load-reference", cache_policy=NO_CACHE)
+def load_reference_task(con: Any) -> dict[str, int]:
+    return db.load_reference(con)
+
+
+@flow(name="refresh", log_prints=True)
+def refresh(
+    providers: list[str] | None = None,
+    replay_dir: str | None = None,
+    record_dir: str | None = None,
+    db_path: str | None = None,
+) -> State:
+    """Refresh the catalog from every selected source into the DuckDB file."""
+    sources = select_sources(providers)
+    con = db.connect(db_path)
+    try:
+        load_reference_task(con)
+        with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
+            options = pipeline.FetchOptions(
+                workdir=Path(workdir),
+                replay_dir=Path(replay_dir) if replay_dir else None,
+                record_dir=Path(record_dir) if record_dir else None,
+            )
+            chains = []
+            for source in sources:
+                run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
+                pages = fetch_task.submit(source.name, options)
+                items = parse_task.submit(source.name, pages)
+                batch = validate_task.submit(source.name, items, pages)
+                loaded = load_task.submit(con, run, batch)
+                chains.append((run, [pages, items, batch, loaded]))
+            runs = [_settle(con, run, futures) for run, futures in chains]
+        summary = [_summary_row(run) for run in runs]
+        create_table_artifact(key="refresh-summary", table=summary, description="Sources refreshed by this run")
+    finally:
+        con.close()
+    failed = [row["source"] for row in summary if row["status"] == "failed"]
+    if failed:
+        return Failed(message=f"{len(failed)} of {len(summary)} sources failed: {', '.join(failed)}", data=summary)
+    return Completed(message=f"{len(summary)} sources refreshed", data=summary)
+
+
+def _settle(con: Any, run: RunRecord, futures: list) -> RunRecord:
+    futures[-1].wait()
+    failed = next((f for f in futures if f.state.is_failed()), None)
+    if failed is None:
+        return futures[-1].result()
+    return record_failure_task(con, run, failed.state.result(raise_on_failure=False))
+
+
+def _summary_row(run: RunRecord) -> dict[str, Any]:
+    duration = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
+    return {
+        "source": run.source,
+        "status": run.status,
+        "rows_fetched": run.rows_fetched,
+        "rows_valid": run.rows_valid,
+        "rows_rejected": run.rows_rejected,
+        "duration_s": round(duration, 2) if duration is not None else None,
+        "error": run.error,
+    }

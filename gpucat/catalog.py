@@ -1,0 +1,73 @@
+"""Read-side queries over the warehouse: status, offers, arbitrary SQL."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+
+from gpucat.errors import QueryError
+from scrapers import all_sources
+from warehouse.db import query_sql
+
+
+@dataclass(frozen=True)
+class Result:
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Result:
+    cursor = con.execute(sql, params or {})
+    columns = [d[0] for d in cursor.description or []]
+    return Result(columns, cursor.fetchall())
+
+
+def status(con: duckdb.DuckDBPyConnection, now: datetime | None = None) -> list[dict[str, Any]]:
+    """One entry per registered source (never-run ones too), newest run first-class."""
+    now = now or datetime.now(UTC)
+    seen = {row["source"]: row for row in _run(con, query_sql("status")).records()}
+    out = []
+    for name, source in all_sources().items():
+        row = seen.pop(name, None) or {"source": name, "provider": source.provider, "status": "never run", "unknown_gpus": []}
+        last = row.get("last_run_at")
+        row["age_s"] = round((now - last).total_seconds()) if last else None
+        out.append(row)
+    out.extend(seen.values())  # runs of sources no longer registered stay visible
+    return out
+
+
+def offers(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    gpus: Sequence[str] = (),
+    providers: Sequence[str] = (),
+    min_gpu_memory_gb: float | None = None,
+    max_usd_per_gpu_hour: float | None = None,
+    market: str | None = None,
+    available_only: bool = False,
+    limit: int = 50,
+) -> Result:
+    params = {
+        "gpus": [g.lower() for g in gpus],
+        "providers": [p.lower() for p in providers],
+        "min_gpu_memory_gb": min_gpu_memory_gb,
+        "max_usd_per_gpu_hour": max_usd_per_gpu_hour,
+        "market": market,
+        "available_only": available_only,
+        "limit": limit,
+    }
+    return _run(con, query_sql("offers"), params)
+
+
+def run_sql(con: duckdb.DuckDBPyConnection, sql: str) -> Result:
+    try:
+        return _run(con, sql)
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).splitlines()[0]) from None

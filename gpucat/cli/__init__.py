@@ -1,0 +1,24 @@
+"""The `gpucat` command line: a thin layer over functions the tests call directly.
+
+Each command module registers its commands on `app`; heavy imports (Prefect, polars)
+happen inside the commands so `gpucat --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="gpucat",
+    help="Which rented GPU fits a fine-tuning job, from whom, and at what price.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# Command modules register themselves on import.
+from gpucat.cli import catalog as _catalog  # noqa: E402,F401
+try:  # TEMP until the memory command lands
+    from gpucat.cli import memory as _memory  # noqa: E402,F401
+except ImportError:
+    pass

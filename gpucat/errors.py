@@ -1,0 +1,71 @@
+"""Typed errors. The CLI turns any `GpucatError` into one line on stderr and a non-zero exit.
+
+Kinds matter to the pipeline: a `TransientFetchError` may be retried, a `ParseError` never is,
+and a `MissingApiKey` makes a source `skipped` rather than `failed`.
+"""
+
+from __future__ import annotations
+
+
+class GpucatError(Exception):
+    """Base of every expected failure; its message is what the user sees."""
+
+    exit_code = 1
+
+
+class UserInputError(GpucatError):
+    """Bad input from the user: an unknown value, a missing file, a malformed config."""
+
+    exit_code = 2
+
+
+class DatabaseMissing(GpucatError):
+    """The DuckDB file does not exist yet."""
+
+
+class QueryError(GpucatError):
+    """SQL the user gave failed in DuckDB."""
+
+
+class SourceError(GpucatError):
+    """A source could not produce trustworthy data; the source fails, the others go on."""
+
+
+class MissingApiKey(SourceError):
+    """The environment variable holding a required API key is unset: the source is skipped."""
+
+    def __init__(self, env_var: str):
+        super().__init__(f"{env_var} is not set")
+        self.env_var = env_var
+
+
+class FetchError(SourceError):
+    """An HTTP exchange failed in a way that retrying will not fix (4xx, refused redirect, size)."""
+
+
+class TransientFetchError(FetchError):
+    """Connection error, timeout, 5xx or 429 that outlived the retry budget."""
+
+
+class DisallowedHost(FetchError):
+    """A request (or a redirect) tried to reach a host the source did not declare."""
+
+
+class ResponseTooLarge(FetchError):
+    """A response body exceeded the source's size limit."""
+
+
+class ReplayMiss(FetchError):
+    """Replay mode found no captured response for a request."""
+
+
+class ParseError(SourceError):
+    """A payload is not in the shape its parser expects (truncated, renamed fields)."""
+
+
+class BatchRejected(SourceError):
+    """Batch-level checks failed (zero rows, row count collapse); previous data stays current."""
+
+
+class UnknownModel(UserInputError):
+    """A model name is neither in model_archs nor fetchable."""

@@ -1,0 +1,93 @@
+"""Parquet snapshots of every table and view, with a manifest a reader can verify.
+
+Layout: `<out>/snapshot=<UTC timestamp>/<relation>.parquet` plus `manifest.json` holding each
+file's row count, column schema, size and sha256. Rows are written in a total order
+(ORDER BY ALL) so the same data gives the same rows in the same order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow.parquet as pq
+
+from gpucat import __version__
+from gpucat.errors import UserInputError
+
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    path: Path
+    manifest: dict[str, Any]
+
+
+def relations(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    rows = con.execute(
+        "SELECT table_name, table_type FROM information_schema.tables "
+        "WHERE table_schema = 'main' ORDER BY table_name"
+    ).fetchall()
+    return [(name, "view" if kind == "VIEW" else "table") for name, kind in rows]
+
+
+def export_snapshot(con: duckdb.DuckDBPyConnection, out: Path, now: datetime | None = None) -> Snapshot:
+    taken = (now or datetime.now(UTC)).astimezone(UTC)
+    folder = out / f"snapshot={taken.strftime('%Y%m%dT%H%M%SZ')}"
+    if folder.exists():
+        raise UserInputError(f"{folder} already exists")
+    folder.mkdir(parents=True)
+    entries = []
+    for name, kind in relations(con):
+        # `name` comes from DuckDB's own catalog, never from the user.
+        table = con.sql(f'SELECT * FROM "{name}" ORDER BY ALL').fetch_arrow_table()
+        path = folder / f"{name}.parquet"
+        pq.write_table(table, path, compression="zstd")
+        entries.append(
+            {
+                "name": name,
+                "kind": kind,
+                "file": path.name,
+                "rows": table.num_rows,
+                "bytes": path.stat().st_size,
+                "sha256": _sha256(path),
+                "schema": [{"name": f.name, "type": str(f.type)} for f in table.schema],
+            }
+        )
+    manifest = {"snapshot": folder.name.split("=", 1)[1], "created_at": taken.isoformat(), "gpucat_version": __version__, "relations": entries}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return Snapshot(folder, manifest)
+
+
+def verify_snapshot(folder: Path) -> list[str]:
+    """Problems found (empty when every file matches its manifest entry)."""
+    manifest_path = folder / MANIFEST
+    if not manifest_path.is_file():
+        raise UserInputError(f"{folder} has no {MANIFEST}")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    problems = []
+    for entry in manifest["relations"]:
+        path = folder / entry["file"]
+        if not path.is_file():
+            problems.append(f"{entry['file']}: missing")
+            continue
+        if _sha256(path) != entry["sha256"]:
+            problems.append(f"{entry['file']}: sha256 differs from the manifest")
+        rows = pq.ParquetFile(path).metadata.num_rows
+        if rows != entry["rows"]:
+            problems.append(f"{entry['file']}: {rows} rows, manifest says {entry['rows']}")
+    return problems
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

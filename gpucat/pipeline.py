@@ -1,0 +1,134 @@
+"""The steps of refreshing one source, as plain functions: fetch, parse, validate, load.
+
+The Prefect flow wires these into tasks; tests and `gpucat parse` call them directly.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from gpucat.errors import MissingApiKey
+from gpucat.progress import report
+from schemas import Validated, validate
+from scrapers import all_sources
+from scrapers.base import Page, ParseItem, Rejected, Source, parse_pages
+from scrapers.capture import CaptureWriter, ReplayTransport
+from scrapers.http import Fetcher, make_client, redact
+from scrapers.normalize import normalize
+from warehouse.load import RunRecord, load_source, record_failure
+
+# DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting.
+_WRITE_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    """Where responses come from and go: live, replayed from a capture dir, and/or recorded."""
+
+    workdir: Path
+    replay_dir: Path | None = None
+    record_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class SourceBatch:
+    """A source's validated output: one batch per table, and how many pages it came from."""
+
+    batches: list[Validated]
+    pages: int
+
+
+def new_run(source: Source, flow_run_id: str | None = None) -> RunRecord:
+    return RunRecord(
+        run_id=uuid.uuid4().hex,
+        source=source.name,
+        provider=source.provider,
+        started_at=datetime.now(UTC),
+        flow_run_id=flow_run_id,
+    )
+
+
+def fetch_source(source: Source, options: FetchOptions, env: Mapping[str, str] = os.environ) -> list[Page]:
+    report(source.name, "fetching")
+    transport = ReplayTransport(options.replay_dir) if options.replay_dir else None
+    capture = CaptureWriter(options.record_dir) if options.record_dir else None
+    with make_client(source, transport) as client:
+        # A replay needs no key: the captured responses already hold what the key bought.
+        fetcher = Fetcher(source, client, workdir=options.workdir, capture=capture, env=env, require_api_key=transport is None)
+        return list(source.fetch(fetcher))
+
+
+def parse_source(source: Source, pages: Sequence[Page]) -> list[ParseItem]:
+    """Parse every page, run the source's batch pass, then normalize (GPU names, USD)."""
+    report(source.name, "parsing")
+    return list(normalize(parse_pages(source, pages)))
+
+
+def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> SourceBatch:
+    """One validated batch per table the source fills; rejections from parsing ride along."""
+    report(source.name, "validating")
+    earlier = [item for item in items if isinstance(item, Rejected)]
+    batches = []
+    for table in source.tables:
+        records = [item for item in items if not isinstance(item, Rejected) and item.get("table") == table]
+        batch = validate(table, records)
+        batches.append(Validated(table, batch.frame, [r for r in earlier if r.table == table] + batch.rejected))
+    stray = [r for r in earlier if r.table not in source.tables]
+    batches[0].rejected.extend(stray)
+    return SourceBatch(batches, pages)
+
+
+def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBatch) -> RunRecord:
+    """Batch checks and the atomic load; on failure `run` keeps the rejected rows for the record."""
+    report(run.source, "loading")
+    run.pages = batch.pages
+    run.rows_fetched = sum(b.frame.height + len(b.rejected) for b in batch.batches)
+    with _WRITE_LOCK:
+        load_source(con, run, batch.batches)
+    report(run.source, "ok", f"{run.rows_valid} rows, {run.rows_rejected} rejected")
+    return run
+
+
+def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseException) -> RunRecord:
+    """A source that failed, or was skipped for a missing key, gets its scrape_runs row."""
+    if isinstance(error, MissingApiKey):
+        status, message = "skipped", f"missing API key: {error.env_var} is not set"
+    else:
+        status, message = "failed", f"{type(error).__name__}: {error}"
+    message = redact(message, known_secrets())
+    with _WRITE_LOCK:
+        record_failure(con, run, status, message)
+    report(run.source, status, message)
+    return run
+
+
+def known_secrets(env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
+    """Values of every API-key variable a source declares, to scrub from anything stored."""
+    names = {s.api_key_env for s in all_sources().values() if s.api_key_env}
+    return tuple(env[n] for n in sorted(names) if env.get(n))
+
+
+def pages_from_files(paths: Sequence[Path]) -> list[Page]:
+    """Saved bodies as pages: URL and fetch time from their capture manifest when there is one."""
+    from gpucat.errors import UserInputError
+    from scrapers.capture import find_entry
+
+    pages = []
+    for path in paths:
+        if not path.is_file():
+            raise UserInputError(f"cannot read {path}: no such file")
+        entry = find_entry(path)
+        if entry is not None:
+            pages.append(Page(url=entry.url, fetched_at=entry.fetched_at, path=path))
+        else:
+            mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            pages.append(Page(url=path.resolve().as_uri(), fetched_at=mtime, path=path))
+    return pages

@@ -1,0 +1,186 @@
+"""AWS EC2 bulk price list (CSV): on-demand Linux prices of GPU instances.
+
+Endpoint: the region index lists every region's current offer file; each is a CSV of
+~100–300 MB, and the all-region file is several GB, so the body streams to disk and the
+parser reads it line by line (memory stays flat whatever the file size). Columns are looked
+up by name: AWS adds columns over time. Rows are kept when TermType=OnDemand, Unit=Hrs,
+Tenancy=Shared, Operating System=Linux, CapacityStatus=Used, no pre-installed software and
+MarketOption=OnDemand (Reserved rows also say OnDemand there, hence the TermType test).
+
+`GPUCAT_AWS_REGIONS`: unset = every region in the index; `us-east-1,us-west-2` = those;
+`*` = the single all-region file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO
+
+from gpucat.errors import ParseError
+from scrapers import _aws
+from scrapers.base import Page, ParseItem, Rejected, Source
+from scrapers.http import Fetcher
+
+HOST = "pricing.us-east-1.amazonaws.com"
+BASE = f"https://{HOST}"
+REGION_INDEX_URL = f"{BASE}/offers/v1.0/aws/AmazonEC2/current/region_index.json"
+ALL_REGIONS_URL = f"{BASE}/offers/v1.0/aws/AmazonEC2/current/index.csv"
+
+REQUIRED = (
+    "TermType", "Unit", "PricePerUnit", "Currency", "Product Family", "Location", "Instance Type",
+    "vCPU", "Memory", "Tenancy", "Operating System", "CapacityStatus", "GPU", "MarketOption",
+    "Pre Installed S/W", "Region Code",
+)  # fmt: skip
+# Every kept row contains these quoted values somewhere; a substring test skips ~95% of the
+# file before the csv module is involved.
+_MUST_CONTAIN = ('"OnDemand"', '"Hrs"', '"Linux"', '"Shared"', '"Used"')
+_PREAMBLE_MAX_LINES = 20
+_SIZE = re.compile(r"^\s*([\d.]+)\s*(GiB|GB|MiB|TiB)\s*$")
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    wanted = os.environ.get("GPUCAT_AWS_REGIONS", "").strip()
+    if wanted == "*":
+        yield fetcher.get(ALL_REGIONS_URL)
+        return
+    index = fetcher.get(REGION_INDEX_URL)
+    for url in region_file_urls(index.path.read_bytes(), {r.strip() for r in wanted.split(",") if r.strip()}):
+        yield fetcher.get(url)
+
+
+def region_file_urls(region_index: bytes, wanted: set[str]) -> list[str]:
+    """CSV URLs of the regions in the index (all, or the `wanted` ones), in a stable order."""
+    try:
+        regions = json.loads(region_index)["regions"]
+        paths = {code: entry["currentVersionUrl"] for code, entry in regions.items()}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ParseError(f"AWS region index is not in the expected shape: {exc!r}") from None
+    missing = wanted - paths.keys()
+    if missing:
+        raise ParseError(f"regions not in the AWS region index: {', '.join(sorted(missing))}")
+    return [BASE + re.sub(r"\.json$", ".csv", paths[code]) for code in sorted(wanted or paths)]
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    text = io.TextIOWrapper(body, encoding="utf-8", newline="")
+    header = _read_header(text)
+    col = {name: i for i, name in enumerate(header)}
+    missing = [name for name in REQUIRED if name not in col]
+    if missing:
+        raise ParseError(f"AWS price list header lacks columns: {', '.join(missing)}")
+    width = len(header)
+    line = ""
+    for line in text:
+        if not all(token in line for token in _MUST_CONTAIN):
+            continue
+        try:
+            row = next(csv.reader([line]))
+        except csv.Error as exc:
+            yield Rejected("offers", (f"malformed_csv_row: {exc}",), {"line": line[:500]})
+            continue
+        if len(row) != width:
+            yield Rejected("offers", (f"malformed_csv_row: {len(row)} fields, header has {width}",), {"line": line[:500]})
+            continue
+        item = _offer(row, col, url, fetched_at)
+        if item is not None:
+            yield item
+    if line and not line.endswith("\n"):
+        # AWS ends every line, the last one included, with LF: a cut line means a cut file.
+        raise ParseError("AWS price list is truncated: the last line has no line end")
+
+
+def _read_header(text: IO[str]) -> list[str]:
+    for _ in range(_PREAMBLE_MAX_LINES):
+        line = text.readline()
+        if not line:
+            break
+        if line.startswith('"SKU"'):
+            return next(csv.reader([line]))
+    raise ParseError("not an AWS price list CSV: no SKU header in the first lines")
+
+
+def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> ParseItem | None:
+    def get(name: str) -> str:
+        return row[col[name]]
+
+    if not (
+        get("TermType") == "OnDemand"
+        and get("Unit") == "Hrs"
+        and get("Tenancy") == "Shared"
+        and get("Operating System") == "Linux"
+        and get("CapacityStatus") == "Used"
+        and get("Pre Installed S/W") in ("", "NA")
+        and get("MarketOption") == "OnDemand"
+        and get("Product Family").startswith("Compute Instance")
+    ):
+        return None
+    gpus = get("GPU")
+    if gpus in ("", "0", "NA"):
+        return None  # not a GPU instance
+    instance_type = get("Instance Type")
+    region = get("Region Code")
+    raw = {"instance_type": instance_type, "region": region, "GPU": gpus, "PricePerUnit": get("PricePerUnit"), "sku": row[col["SKU"]] if "SKU" in col else None}
+    try:
+        gpu_count = float(gpus)
+        price = float(get("PricePerUnit"))
+        vcpus = float(get("vCPU")) if get("vCPU") else None
+    except ValueError as exc:
+        return Rejected("offers", (f"unparseable_number: {exc}",), raw)
+    family = _aws.family(instance_type)
+    gpu_memory_total = _gb(get("GPU Memory")) if "GPU Memory" in col else None
+    spec = _aws.INSTANCES.get(instance_type)
+    return {
+        "table": "offers",
+        "provider": "aws",
+        "offer_id": f"{instance_type}/{region}/on_demand",
+        "source": SOURCE.name,
+        "instance_type": instance_type,
+        "region": region,
+        "market": "on_demand",
+        "tier": None,
+        "gpu_name": family,
+        "gpu_model": _aws.FAMILY_GPU.get(family),
+        "gpu_count": gpu_count,
+        "gpu_memory_gb": round(gpu_memory_total / gpu_count, 3) if gpu_memory_total and gpu_count else None,
+        "vcpus": vcpus,
+        "ram_gb": _gb(get("Memory")),
+        "price": price,
+        "price_unit": "instance_hour",
+        "currency": get("Currency"),
+        "availability": "unknown",
+        "available_count": None,
+        "interconnect": _aws.interconnect_for(instance_type, gpu_count),
+        "fabric": spec.fabric if spec else None,
+        "fabric_gbps": spec.fabric_gbps if spec else None,
+        "source_url": url,
+        "scraped_at": fetched_at,
+    }
+
+
+def _gb(value: str) -> float | None:
+    """'2048 GiB' -> 2199.023 GB; '192 GB' -> 192.0; 'NA' -> None."""
+    match = _SIZE.match(value or "")
+    if not match:
+        return None
+    number, unit = float(match.group(1)), match.group(2)
+    factor = {"GB": 1.0, "GiB": _aws.GIB_TO_GB, "MiB": _aws.GIB_TO_GB / 1024, "TiB": _aws.GIB_TO_GB * 1024}[unit]
+    return round(number * factor, 3)
+
+
+SOURCE = Source(
+    name="aws-pricelist",
+    provider="aws",
+    description="EC2 bulk price list CSV: on-demand Linux GPU instances, per region",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    max_response_bytes=20 * 10**9,
+    docs_url="https://docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/using-the-aws-price-list-bulk-api.html",
+)

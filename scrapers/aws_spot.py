@@ -1,0 +1,117 @@
+"""AWS spot prices from the public spot feed (spot.json), Linux, per region and instance type.
+
+The feed carries prices only; GPU model, count and host specs come from the reviewed table in
+`scrapers._aws`. It also parses the legacy JSONP body (`callback({...})` from spot.js, frozen
+since 2024-05) with its old region aliases, so archived captures stay readable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+
+from gpucat.errors import ParseError
+from scrapers import _aws
+from scrapers.base import Page, ParseItem, Rejected, Source
+from scrapers.http import Fetcher
+
+HOST = "website.spot.ec2.aws.a2z.com"
+URL = f"https://{HOST}/spot.json"
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    yield fetcher.get(URL)
+
+
+def load_feed(body: bytes) -> dict[str, Any]:
+    """JSON, or the legacy JSONP wrapper `callback(...);` around the same object."""
+    text = body.decode("utf-8").strip()
+    if text.startswith("callback("):
+        text = text[len("callback(") :].rstrip(";").rstrip()
+        if not text.endswith(")"):
+            raise ParseError("spot.js body is truncated: no closing parenthesis")
+        text = text[:-1]
+    try:
+        feed = json.loads(text)
+    except ValueError as exc:
+        raise ParseError(f"spot feed is not valid JSON: {exc}") from None
+    if not isinstance(feed, dict) or not isinstance(feed.get("config"), dict) or "regions" not in feed["config"]:
+        raise ParseError("spot feed lacks config.regions")
+    return feed
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    feed = load_feed(body.read())
+    currencies = feed["config"].get("currencies") or ["USD"]
+    try:
+        for region_block in feed["config"]["regions"]:
+            region = _aws.LEGACY_REGIONS.get(region_block["region"], region_block["region"])
+            for group in region_block["instanceTypes"]:
+                for size in group["sizes"]:
+                    item = _offer(region, size, currencies[0], url, fetched_at)
+                    if item is not None:
+                        yield item
+    except (KeyError, TypeError) as exc:
+        raise ParseError(f"spot feed is not in the expected shape: missing {exc}") from None
+
+
+def _offer(region: str, size: dict[str, Any], currency: str, url: str, fetched_at: datetime) -> ParseItem | None:
+    instance_type = size["size"]
+    family = _aws.family(instance_type)
+    spec = _aws.INSTANCES.get(instance_type)
+    gpu_model = _aws.FAMILY_GPU.get(family)
+    if spec is None and gpu_model is None and not _aws.GPU_FAMILY_PATTERN.match(family):
+        return None  # not a GPU instance
+    linux = next((c for c in size["valueColumns"] if c["name"] == "linux"), None)
+    if linux is None:
+        return None  # Windows-only entry
+    quoted = linux["prices"].get(currency)
+    raw = {"instance_type": instance_type, "region": region, "price": quoted}
+    try:
+        price = float(quoted)
+    except (TypeError, ValueError):
+        return Rejected("offers", (f"no_price: {quoted!r}",), raw)
+    if spec is None:
+        if gpu_model is None:
+            return Rejected("offers", (f"unknown_gpu: {family!r}",), raw)
+        return Rejected("offers", (f"unknown_instance_type: {instance_type!r} (GPU count and specs not in the AWS table)",), raw)
+    return {
+        "table": "offers",
+        "provider": "aws",
+        "offer_id": f"{instance_type}/{region}/spot",
+        "source": SOURCE.name,
+        "instance_type": instance_type,
+        "region": region,
+        "market": "spot",
+        "tier": None,
+        "gpu_name": family,
+        "gpu_model": gpu_model,
+        "gpu_count": float(spec.gpu_count),
+        "gpu_memory_gb": None,
+        "vcpus": float(spec.vcpus),
+        "ram_gb": round(spec.ram_gib * _aws.GIB_TO_GB, 3),
+        "price": price,
+        "price_unit": "instance_hour",
+        "currency": currency,
+        "availability": "unknown",
+        "available_count": None,
+        "interconnect": spec.interconnect,
+        "fabric": spec.fabric,
+        "fabric_gbps": spec.fabric_gbps,
+        "source_url": url,
+        "scraped_at": fetched_at,
+    }
+
+
+SOURCE = Source(
+    name="aws-spot",
+    provider="aws",
+    description="EC2 spot price feed (spot.json): Linux spot prices of GPU instances",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    docs_url="https://aws.amazon.com/ec2/spot/pricing/",
+)

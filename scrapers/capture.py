@@ -1,0 +1,216 @@
+"""The raw landing zone: capture every response to a directory, and replay from one.
+
+Layout of a capture directory::
+
+    <dir>/manifest.jsonl                    one JSON object per response, in fetch order
+    <dir>/<provider>/<source>/<file>        the (decoded) response bodies
+
+A manifest entry holds the method, the redacted URL, the sha256 of the request body (POST),
+the status, the headers that matter, the body's file, sha256 and size, and `fetched_at`.
+`ReplayTransport` serves those entries back through httpx, so a replayed refresh runs exactly
+the code of a live one (pagination included). When a request was captured more than once the
+latest entry wins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from gpucat.errors import FetchError, ReplayMiss, UserInputError
+
+if TYPE_CHECKING:
+    from scrapers.base import Source
+
+MANIFEST = "manifest.jsonl"
+KEPT_HEADERS = ("content-type", "etag", "last-modified", "retry-after", "date", "x-ms-ratelimit-remaining")
+_EXTENSIONS = {"json": ".json", "csv": ".csv", "javascript": ".js", "html": ".html", "xml": ".xml"}
+
+
+def body_hash(content: bytes | None) -> str | None:
+    return hashlib.sha256(content).hexdigest() if content else None
+
+
+class CaptureWriter:
+    """Appends bodies and manifest entries under `root`; safe to share between sources' threads."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._run = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+
+    def body_path(self, source: Source, url: str, content_type: str, seq: int) -> Path:
+        folder = self.root / source.provider / source.name
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = Path(urlsplit(url).path).name or "index"
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(stem).stem)[:40] or "body"
+        ext = next((e for k, e in _EXTENSIONS.items() if k in content_type), ".bin")
+        return folder / f"{self._run}-{seq:04d}-{stem}{ext}"
+
+    def append(
+        self,
+        *,
+        source: Source,
+        method: str,
+        url: str,
+        request_body: bytes | None,
+        status: int,
+        headers: Mapping[str, str],
+        body: Path,
+        body_sha256: str,
+        size: int,
+        fetched_at: datetime,
+    ) -> None:
+        entry = {
+            "source": source.name,
+            "provider": source.provider,
+            "method": method,
+            "url": url,
+            "request_body_sha256": body_hash(request_body),
+            "status": status,
+            "headers": {k: headers[k] for k in KEPT_HEADERS if k in headers},
+            "body": body.relative_to(self.root).as_posix(),
+            "body_sha256": body_sha256,
+            "bytes": size,
+            "fetched_at": fetched_at.astimezone(UTC).isoformat(),
+        }
+        line = json.dumps(entry, sort_keys=True) + "\n"
+        with self._lock, (self.root / MANIFEST).open("a", encoding="utf-8") as fh:
+            fh.write(line)
+
+
+@dataclass(frozen=True)
+class CaptureEntry:
+    method: str
+    url: str
+    request_body_sha256: str | None
+    status: int
+    headers: dict[str, str]
+    body: Path
+    body_sha256: str
+    fetched_at: datetime
+
+
+def read_manifest(root: Path) -> list[CaptureEntry]:
+    path = root / MANIFEST
+    if not path.is_file():
+        raise UserInputError(f"{root} is not a capture directory (no {MANIFEST})")
+    entries = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            entries.append(
+                CaptureEntry(
+                    method=raw["method"],
+                    url=raw["url"],
+                    request_body_sha256=raw.get("request_body_sha256"),
+                    status=int(raw["status"]),
+                    headers=dict(raw.get("headers") or {}),
+                    body=root / raw["body"],
+                    body_sha256=raw["body_sha256"],
+                    fetched_at=datetime.fromisoformat(raw["fetched_at"]),
+                )
+            )
+        except (KeyError, ValueError, TypeError) as exc:
+            raise UserInputError(f"{path}:{n}: malformed manifest entry ({exc})") from None
+    return entries
+
+
+class ReplayTransport(httpx.BaseTransport):
+    """Serves captured responses. Unknown requests raise `ReplayMiss`; edited bodies are refused."""
+
+    def __init__(self, root: Path):
+        from scrapers.http import redact_url  # local: http imports this module
+
+        self._redact_url = redact_url
+        self._entries: dict[tuple[str, str, str | None], CaptureEntry] = {}
+        for entry in read_manifest(root):
+            self._entries[(entry.method, self._redact_url(entry.url), entry.request_body_sha256)] = entry
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        request.read()
+        key = (request.method, self._redact_url(request.url), body_hash(request.content))
+        entry = self._entries.get(key)
+        if entry is None:
+            raise ReplayMiss(f"no captured response for {request.method} {key[1]}")
+        if not entry.body.is_file():
+            raise FetchError(f"captured body {entry.body} is missing")
+        return httpx.Response(
+            status_code=entry.status,
+            headers={**entry.headers, "content-length": str(entry.body.stat().st_size)},
+            stream=_VerifiedFileStream(entry.body, entry.body_sha256),
+            extensions={"gpucat_fetched_at": entry.fetched_at},
+        )
+
+
+class _VerifiedFileStream(httpx.SyncByteStream):
+    """Streams a captured body in chunks (bounded memory) and refuses it if it was edited."""
+
+    CHUNK = 1 << 20
+
+    def __init__(self, path: Path, sha256: str):
+        self._path = path
+        self._sha256 = sha256
+
+    def __iter__(self):  # type: ignore[override]
+        digest = hashlib.sha256()
+        with self._path.open("rb") as fh:
+            while chunk := fh.read(self.CHUNK):
+                digest.update(chunk)
+                yield chunk
+        if digest.hexdigest() != self._sha256:
+            raise FetchError(f"captured body {self._path} does not match its manifest sha256")
+
+
+def rehash(root: Path) -> int:
+    """Refresh body hashes and sizes in a hand-maintained manifest (fixtures); returns entries changed."""
+    path = root / MANIFEST
+    lines = path.read_text(encoding="utf-8").splitlines()
+    changed = 0
+    out = []
+    for line in lines:
+        if not line.strip():
+            continue
+        raw: dict[str, Any] = json.loads(line)
+        content = (root / raw["body"]).read_bytes()
+        digest = hashlib.sha256(content).hexdigest()
+        if raw.get("body_sha256") != digest or raw.get("bytes") != len(content):
+            raw["body_sha256"], raw["bytes"] = digest, len(content)
+            changed += 1
+        out.append(json.dumps(raw, sort_keys=True))
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return changed
+
+
+if __name__ == "__main__":  # python -m scrapers.capture rehash fixtures
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "rehash":
+        sys.exit("usage: python -m scrapers.capture rehash DIR")
+    print(f"{rehash(Path(sys.argv[2]))} entries updated")
+
+
+def find_entry(body: Path, max_depth: int = 4) -> CaptureEntry | None:
+    """The manifest entry of a saved body, when it lives in a capture directory."""
+    target = body.resolve()
+    for parent in list(target.parents)[:max_depth]:
+        if (parent / MANIFEST).is_file():
+            try:
+                entries = read_manifest(parent)
+            except UserInputError:
+                return None
+            return next((e for e in reversed(entries) if e.body.resolve() == target), None)
+    return None

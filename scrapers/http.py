@@ -1,0 +1,316 @@
+"""The one HTTP client factory, and the `Fetcher` every source fetches through.
+
+The client carries explicit timeouts, a User-Agent naming the project, a per-host concurrency
+limit shared by all sources in the process, and a host allow-list checked on every request,
+redirects included. The `Fetcher` owns retries (connection errors, timeouts, 429 and 5xx, with
+exponential backoff, full jitter and Retry-After), the response size limit, streaming bodies to
+disk, capture, and redaction of secrets from anything it reports.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import os
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+from gpucat import __version__
+from gpucat.errors import (
+    DisallowedHost,
+    FetchError,
+    MissingApiKey,
+    ResponseTooLarge,
+    TransientFetchError,
+)
+from scrapers.base import Page, Source
+from scrapers.capture import CaptureWriter
+
+USER_AGENT = f"gpucat/{__version__} (+https://github.com/gpucat/gpucat)"
+TIMEOUT = httpx.Timeout(connect=10.0, read=60.0, write=30.0, pool=60.0)
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_CONCURRENT_PER_HOST = 4
+# Query parameters whose values are secrets wherever they appear.
+SECRET_PARAMS = frozenset({"api_key", "apikey", "key", "token", "access_token", "signature", "sig", "password", "secret"})
+REDACTED = "REDACTED"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded in attempts and in total time; `GPUCAT_HTTP_*` variables override the defaults."""
+
+    max_attempts: int = 5
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 30.0
+    max_total_s: float = 300.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> RetryPolicy:
+        default = cls()
+        return cls(
+            max_attempts=int(env.get("GPUCAT_HTTP_MAX_ATTEMPTS", default.max_attempts)),
+            backoff_base_s=float(env.get("GPUCAT_HTTP_BACKOFF_BASE_S", default.backoff_base_s)),
+            backoff_max_s=float(env.get("GPUCAT_HTTP_BACKOFF_MAX_S", default.backoff_max_s)),
+            max_total_s=float(env.get("GPUCAT_HTTP_MAX_TOTAL_S", default.max_total_s)),
+        )
+
+    def backoff(self, attempt: int, rng: random.Random) -> float:
+        """Full jitter: uniform in [0, min(max, base * 2^attempt)]."""
+        return rng.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2**attempt))
+
+
+def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """Remove secret query values and any known secret strings from a URL or message."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_url(url: str | httpx.URL, secrets: tuple[str, ...] = ()) -> str:
+    """A URL safe to log, store and match on: secret query values replaced, default port dropped."""
+    parts = urlsplit(str(httpx.URL(str(url))))
+    if parts.query:
+        query = [(k, REDACTED if k.lower() in SECRET_PARAMS else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+        parts = parts._replace(query=urlencode(query, safe="$'(),:", quote_via=_quote))
+    return redact(urlunsplit(parts), secrets)
+
+
+def _quote(value: str, safe: str = "", encoding: str | None = None, errors: str | None = None) -> str:
+    from urllib.parse import quote
+
+    return quote(value, safe=safe)
+
+
+# --- client factory ---------------------------------------------------------------------------
+
+_host_slots: dict[str, threading.BoundedSemaphore] = {}
+_host_slots_lock = threading.Lock()
+
+
+def _slot(host: str) -> threading.BoundedSemaphore:
+    with _host_slots_lock:
+        if host not in _host_slots:
+            _host_slots[host] = threading.BoundedSemaphore(MAX_CONCURRENT_PER_HOST)
+        return _host_slots[host]
+
+
+class _ReleasingStream(httpx.SyncByteStream):
+    """Holds the host slot until the body is consumed and closed."""
+
+    def __init__(self, inner: httpx.SyncByteStream, release: Callable[[], None]):
+        self._inner = inner
+        self._release = release
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self._inner
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            self._release()
+
+
+class GuardTransport(httpx.BaseTransport):
+    """Refuses hosts the source did not declare (redirect hops included) and limits per-host concurrency."""
+
+    def __init__(self, inner: httpx.BaseTransport, hosts: frozenset[str], source_name: str):
+        self._inner = inner
+        self._hosts = hosts
+        self._source_name = source_name
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        host = request.url.host
+        if host not in self._hosts:
+            raise DisallowedHost(
+                f"{self._source_name}: refused request to undeclared host {host!r} (allowed: {', '.join(sorted(self._hosts))})"
+            )
+        slot = _slot(host)
+        slot.acquire()
+        released = threading.Event()
+
+        def release() -> None:
+            if not released.is_set():
+                released.set()
+                slot.release()
+
+        try:
+            response = self._inner.handle_request(request)
+        except BaseException:
+            release()
+            raise
+        assert isinstance(response.stream, httpx.SyncByteStream)
+        return httpx.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=_ReleasingStream(response.stream, release),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def make_client(source: Source, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    """The only way gpucat builds an HTTP client. `transport` is for replay and tests."""
+    inner = transport if transport is not None else httpx.HTTPTransport(retries=0)
+    return httpx.Client(
+        transport=GuardTransport(inner, source.hosts, source.name),
+        timeout=TIMEOUT,
+        headers={"User-Agent": USER_AGENT},
+        follow_redirects=True,
+        max_redirects=5,
+    )
+
+
+# --- fetcher ----------------------------------------------------------------------------------
+
+
+class Fetcher:
+    """What a source's `fetch` function gets: GET/POST that return pages on disk, with retries."""
+
+    def __init__(
+        self,
+        source: Source,
+        client: httpx.Client,
+        *,
+        workdir: Path,
+        capture: CaptureWriter | None = None,
+        policy: RetryPolicy | None = None,
+        env: Mapping[str, str] = os.environ,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+        require_api_key: bool = True,
+    ):
+        self.source = source
+        self.client = client
+        self.workdir = workdir
+        self.capture = capture
+        self.policy = policy or RetryPolicy.from_env(env)
+        self.sleep = sleep
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self.api_key: str | None = env.get(source.api_key_env) if source.api_key_env else None
+        if source.api_key_required and require_api_key and not self.api_key:
+            assert source.api_key_env is not None
+            raise MissingApiKey(source.api_key_env)
+        self._secrets: tuple[str, ...] = (self.api_key,) if self.api_key else ()
+        self._seq = 0
+        self.requests_sent = 0
+
+    # Public API for source modules.
+    def get(self, url: str, *, params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> Page:
+        return self._request("GET", url, params=params, headers=headers, content=None)
+
+    def post_json(self, url: str, payload: Any, *, headers: Mapping[str, str] | None = None) -> Page:
+        content = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+        merged = {"Content-Type": "application/json", **(headers or {})}
+        return self._request("POST", url, params=None, headers=merged, content=content)
+
+    def redact(self, text: str) -> str:
+        return redact(text, self._secrets)
+
+    # Internals.
+    def _request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, Any] | None,
+        headers: Mapping[str, str] | None,
+        content: bytes | None,
+    ) -> Page:
+        request = self.client.build_request(method, url, params=params, headers=headers, content=content)
+        shown = redact_url(request.url, self._secrets)
+        started = self.clock()
+        last_problem = ""
+        for attempt in range(self.policy.max_attempts):
+            delay: float | None = None
+            try:
+                self.requests_sent += 1
+                response = self.client.send(request, stream=True)
+            except httpx.TransportError as exc:
+                last_problem = f"{type(exc).__name__}: {self.redact(str(exc)) or 'no detail'}"
+                delay = self.policy.backoff(attempt, self.rng)
+            else:
+                try:
+                    page = self._store(response, method, shown, content)
+                finally:
+                    response.close()
+                if response.status_code < 400:
+                    return page
+                if response.status_code not in RETRY_STATUSES:
+                    raise FetchError(f"HTTP {response.status_code} from {method} {shown}")
+                last_problem = f"HTTP {response.status_code}"
+                delay = max(self.policy.backoff(attempt, self.rng), _retry_after_s(response) or 0.0)
+            if attempt + 1 >= self.policy.max_attempts:
+                break
+            if self.clock() - started + delay > self.policy.max_total_s:
+                last_problem += f" (next retry in {delay:.0f}s would exceed the {self.policy.max_total_s:.0f}s budget)"
+                break
+            self.sleep(delay)
+        raise TransientFetchError(f"{method} {shown} failed after {attempt + 1} attempt(s): {last_problem}")
+
+    def _store(self, response: httpx.Response, method: str, shown_url: str, request_body: bytes | None) -> Page:
+        limit = self.source.max_response_bytes
+        declared = response.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > limit:
+            raise ResponseTooLarge(f"{shown_url}: Content-Length {int(declared):,} bytes exceeds the {limit:,}-byte limit")
+        self._seq += 1
+        if self.capture is not None:
+            path = self.capture.body_path(self.source, shown_url, response.headers.get("content-type", ""), self._seq)
+        else:
+            path = Path(tempfile.mkstemp(dir=self.workdir, prefix=f"{self.source.name}-")[1])
+        digest = hashlib.sha256()
+        size = 0
+        with path.open("wb") as out:
+            for chunk in response.iter_bytes():  # decoded: captures hold what the parser reads
+                size += len(chunk)
+                if size > limit:
+                    out.close()
+                    path.unlink(missing_ok=True)
+                    raise ResponseTooLarge(f"{shown_url}: body exceeds the {limit:,}-byte limit")
+                digest.update(chunk)
+                out.write(chunk)
+        fetched_at = response.extensions.get("gpucat_fetched_at") or datetime.now(UTC)
+        if self.capture is not None:
+            self.capture.append(
+                source=self.source,
+                method=method,
+                url=shown_url,
+                request_body=request_body,
+                status=response.status_code,
+                headers=response.headers,
+                body=path,
+                body_sha256=digest.hexdigest(),
+                size=size,
+                fetched_at=fetched_at,
+            )
+        return Page(url=shown_url, fetched_at=fetched_at, path=path)
+
+
+def _retry_after_s(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())

@@ -1,0 +1,215 @@
+"""The shared HTTP layer: retries, Retry-After, size limit, host allow-list, redaction, capture."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gpucat.errors import DisallowedHost, FetchError, MissingApiKey, ResponseTooLarge, TransientFetchError
+from scrapers.base import Source
+from scrapers.capture import CaptureWriter, ReplayTransport, read_manifest
+from scrapers.http import USER_AGENT, Fetcher, RetryPolicy, make_client, redact_url
+
+SOURCE = Source(
+    name="test-source",
+    provider="test",
+    description="test",
+    tables=("offers",),
+    hosts=frozenset({"api.example.com"}),
+    fetch=lambda f: iter(()),
+    parse=lambda body, url, fetched_at: iter(()),
+    api_key_env="TEST_API_KEY",
+    max_response_bytes=1000,
+)
+KEYED = Source(**{**SOURCE.__dict__, "api_key_required": True})
+
+
+def fetcher_for(handler, tmp_path: Path, *, source: Source = SOURCE, env=None, capture=None, policy=None):
+    sleeps: list[float] = []
+    client = make_client(source, httpx.MockTransport(handler))
+    fetcher = Fetcher(
+        source,
+        client,
+        workdir=tmp_path,
+        capture=capture,
+        env=env or {},
+        policy=policy or RetryPolicy(max_attempts=4, backoff_base_s=1, backoff_max_s=8, max_total_s=60),
+        sleep=sleeps.append,
+    )
+    return fetcher, sleeps
+
+
+def responder(*responses: httpx.Response):
+    calls: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return responses[min(len(calls), len(responses)) - 1]
+
+    return handler, calls
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 504, 429])
+def test_retries_transient_statuses_then_succeeds(tmp_path, status):
+    handler, calls = responder(httpx.Response(status), httpx.Response(status), httpx.Response(200, text="ok"))
+    fetcher, sleeps = fetcher_for(handler, tmp_path)
+    page = fetcher.get("https://api.example.com/x")
+    assert page.path.read_text() == "ok"
+    assert len(calls) == 3
+    assert len(sleeps) == 2
+
+
+def test_gives_up_after_max_attempts(tmp_path):
+    handler, calls = responder(httpx.Response(503))
+    fetcher, sleeps = fetcher_for(handler, tmp_path)
+    with pytest.raises(TransientFetchError, match="after 4 attempt"):
+        fetcher.get("https://api.example.com/x")
+    assert len(calls) == 4
+    assert len(sleeps) == 3
+
+
+def test_connection_errors_are_retried(tmp_path):
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        if len(calls) < 3:
+            raise httpx.ConnectError("refused", request=request)
+        return httpx.Response(200, text="ok")
+
+    fetcher, sleeps = fetcher_for(handler, tmp_path)
+    assert fetcher.get("https://api.example.com/x").path.read_text() == "ok"
+    assert len(calls) == 3
+
+
+def test_retry_after_is_honoured(tmp_path):
+    handler, calls = responder(httpx.Response(429, headers={"Retry-After": "7"}), httpx.Response(200, text="ok"))
+    fetcher, sleeps = fetcher_for(handler, tmp_path)
+    fetcher.get("https://api.example.com/x")
+    assert sleeps[0] >= 7
+
+
+def test_retry_after_beyond_budget_gives_up_without_sleeping(tmp_path):
+    handler, calls = responder(httpx.Response(429, headers={"Retry-After": "3600"}))
+    fetcher, sleeps = fetcher_for(handler, tmp_path)
+    with pytest.raises(TransientFetchError, match="budget"):
+        fetcher.get("https://api.example.com/x")
+    assert (len(calls), sleeps) == (1, [])
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404])
+def test_client_errors_are_not_retried(tmp_path, status):
+    handler, calls = responder(httpx.Response(status))
+    fetcher, sleeps = fetcher_for(handler, tmp_path)
+    with pytest.raises(FetchError, match=f"HTTP {status}"):
+        fetcher.get("https://api.example.com/x")
+    assert len(calls) == 1
+
+
+def test_undeclared_host_is_refused_before_any_request(tmp_path):
+    handler, calls = responder(httpx.Response(200))
+    fetcher, _ = fetcher_for(handler, tmp_path)
+    with pytest.raises(DisallowedHost, match="evil.example.net"):
+        fetcher.get("https://evil.example.net/x")
+    assert calls == []
+
+
+def test_redirect_to_undeclared_host_is_refused(tmp_path):
+    def handler(request):
+        if request.url.host == "api.example.com":
+            return httpx.Response(302, headers={"Location": "https://evil.example.net/steal"})
+        return httpx.Response(200, text="should never be reached")
+
+    fetcher, _ = fetcher_for(handler, tmp_path)
+    with pytest.raises(DisallowedHost):
+        fetcher.get("https://api.example.com/x")
+
+
+def test_redirect_within_declared_host_is_followed(tmp_path):
+    def handler(request):
+        if request.url.path == "/old":
+            return httpx.Response(301, headers={"Location": "https://api.example.com/new"})
+        return httpx.Response(200, text="moved")
+
+    fetcher, _ = fetcher_for(handler, tmp_path)
+    assert fetcher.get("https://api.example.com/old").path.read_text() == "moved"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(200, content=b"x" * 1001),
+        httpx.Response(200, content=b"x" * 10, headers={"Content-Length": "5000"}),
+    ],
+    ids=["streamed-body", "declared-length"],
+)
+def test_oversized_responses_are_refused(tmp_path, response):
+    handler, _ = responder(response)
+    fetcher, _ = fetcher_for(handler, tmp_path)
+    with pytest.raises(ResponseTooLarge):
+        fetcher.get("https://api.example.com/x")
+
+
+def test_user_agent_names_the_project(tmp_path):
+    handler, calls = responder(httpx.Response(200))
+    fetcher, _ = fetcher_for(handler, tmp_path)
+    fetcher.get("https://api.example.com/x")
+    assert calls[0].headers["User-Agent"] == USER_AGENT
+    assert USER_AGENT.startswith("gpucat/")
+
+
+def test_missing_required_key_raises_missing_api_key(tmp_path):
+    handler, calls = responder(httpx.Response(200))
+    with pytest.raises(MissingApiKey) as info:
+        fetcher_for(handler, tmp_path, source=KEYED, env={})
+    assert info.value.env_var == "TEST_API_KEY"
+    assert calls == []
+
+
+def test_secrets_never_reach_captures_errors_or_pages(tmp_path):
+    secret = "sk-live-0123456789"
+    handler, calls = responder(httpx.Response(500, text="nope"))
+    capture = CaptureWriter(tmp_path / "cap")
+    fetcher, _ = fetcher_for(handler, tmp_path, source=KEYED, env={"TEST_API_KEY": secret}, capture=capture)
+    with pytest.raises(TransientFetchError) as info:
+        fetcher.get("https://api.example.com/x", params={"api_key": secret}, headers={"Authorization": f"Bearer {secret}"})
+    assert calls[0].url.params["api_key"] == secret  # it was really sent
+    assert secret not in str(info.value)
+    captured = "".join(p.read_text() for p in (tmp_path / "cap").rglob("*") if p.is_file())
+    assert secret not in captured
+    assert "api_key=REDACTED" in (tmp_path / "cap" / "manifest.jsonl").read_text()
+
+
+def test_redact_url_normalizes_port_and_secret_params():
+    assert redact_url("https://prices.azure.com:443/api?x=1&token=abc&$skip=10") == "https://prices.azure.com/api?x=1&token=REDACTED&$skip=10"
+
+
+def test_capture_then_replay_returns_the_same_body_and_time(tmp_path):
+    handler, _ = responder(httpx.Response(200, json={"a": 1}, headers={"ETag": '"v1"'}))
+    capture = CaptureWriter(tmp_path / "cap")
+    fetcher, _ = fetcher_for(handler, tmp_path, capture=capture)
+    live = fetcher.post_json("https://api.example.com/graphql", {"query": "{ a }"})
+
+    [entry] = read_manifest(tmp_path / "cap")
+    assert (entry.method, entry.url, entry.status, entry.headers["etag"]) == ("POST", "https://api.example.com/graphql", 200, '"v1"')
+    assert entry.request_body_sha256 is not None
+
+    replay_client = make_client(SOURCE, ReplayTransport(tmp_path / "cap"))
+    replayed = Fetcher(SOURCE, replay_client, workdir=tmp_path, env={}).post_json("https://api.example.com/graphql", {"query": "{ a }"})
+    assert json.loads(replayed.path.read_bytes()) == {"a": 1}
+    assert replayed.fetched_at == live.fetched_at
+
+
+def test_replay_refuses_unknown_requests_and_edited_bodies(tmp_path):
+    handler, _ = responder(httpx.Response(200, text="original"))
+    fetcher, _ = fetcher_for(handler, tmp_path, capture=CaptureWriter(tmp_path / "cap"))
+    page = fetcher.get("https://api.example.com/x")
+    replay = Fetcher(SOURCE, make_client(SOURCE, ReplayTransport(tmp_path / "cap")), workdir=tmp_path, env={})
+    with pytest.raises(FetchError, match="no captured response"):
+        replay.get("https://api.example.com/other")
+    page.path.write_text("tampered")
+    with pytest.raises(FetchError, match="sha256"):
+        replay.get("https://api.example.com/x")

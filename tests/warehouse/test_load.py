@@ -1,0 +1,111 @@
+"""Versioned loads: idempotent, history on change only, batch checks, atomic per source."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from gpucat import pipeline
+from gpucat.errors import BatchRejected
+from schemas import validate
+from scrapers import get_source
+from tests.factories import SCRAPED, offer, offers
+from warehouse import db, load
+
+
+@pytest.fixture
+def con(tmp_path):
+    connection = db.connect(tmp_path / "test.duckdb")
+    db.load_reference(connection)
+    yield connection
+    connection.close()
+
+
+def run_load(con, records, source="aws-pricelist"):
+    run = pipeline.new_run(get_source(source))
+    batch = pipeline.SourceBatch([validate("offers", records)], pages=1)
+    return pipeline.load_batches(con, run, batch)
+
+
+def current(con):
+    return con.execute("SELECT offer_id, usd_per_hour, scraped_at FROM current_offers ORDER BY offer_id").fetchall()
+
+
+def versions(con):
+    return con.execute("SELECT offer_id, usd_per_hour, valid_from, valid_to FROM offer_versions ORDER BY offer_id, valid_from").fetchall()
+
+
+def test_same_batch_twice_changes_nothing(con):
+    run_load(con, offers(3))
+    before = (current(con), versions(con))
+    run_load(con, offers(3))
+    assert (current(con), versions(con)) == before
+    assert con.execute("SELECT count(*) FROM scrape_runs WHERE status = 'ok'").fetchone() == (2,)
+
+
+def test_price_change_closes_the_old_version_and_opens_a_new_one(con):
+    later = SCRAPED + timedelta(hours=1)
+    run_load(con, [offer()])
+    run_load(con, [offer(price=50.0, usd_per_hour=50.0, usd_per_gpu_hour=6.25, scraped_at=later)])
+    assert versions(con) == [
+        ("p5.48xlarge/us-east-1/on_demand", 55.04, SCRAPED, later),
+        ("p5.48xlarge/us-east-1/on_demand", 50.0, later, None),
+    ]
+    assert current(con) == [("p5.48xlarge/us-east-1/on_demand", 50.0, later)]
+
+
+def test_unchanged_offer_only_moves_its_scrape_time(con):
+    later = SCRAPED + timedelta(hours=1)
+    run_load(con, [offer()])
+    run_load(con, [offer(scraped_at=later)])
+    assert versions(con) == [("p5.48xlarge/us-east-1/on_demand", 55.04, SCRAPED, None)]
+    assert current(con) == [("p5.48xlarge/us-east-1/on_demand", 55.04, later)]
+
+
+def test_offer_gone_from_the_source_is_no_longer_current(con):
+    later = SCRAPED + timedelta(hours=1)
+    run_load(con, offers(4))
+    run_load(con, offers(3, scraped_at=later))
+    assert [row[0] for row in current(con)] == ["type0/us-east-1/on_demand", "type1/us-east-1/on_demand", "type2/us-east-1/on_demand"]
+    assert ("type3/us-east-1/on_demand", 55.04, SCRAPED, later) in versions(con)
+
+
+def test_other_sources_rows_are_untouched(con):
+    run_load(con, offers(2))
+    spot = [offer(offer_id="p5.48xlarge/us-east-1/spot", market="spot", source="aws-spot")]
+    run_load(con, spot, source="aws-spot")
+    assert len(current(con)) == 3
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [(0, "no valid rows"), (4, "under 50% of the last good run's 10")],
+    ids=["zero-rows", "collapse"],
+)
+def test_batch_checks_fail_the_source_and_keep_its_data(con, second, message):
+    run_load(con, offers(10))
+    before = versions(con)
+    with pytest.raises(BatchRejected, match=message):
+        run_load(con, offers(second))
+    assert versions(con) == before
+
+
+def test_failed_load_rolls_back_everything(con, monkeypatch):
+    run_load(con, offers(2))
+    before = (versions(con), con.execute("SELECT count(*) FROM scrape_runs").fetchone())
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(load, "_record", explode)  # after the merge, inside the transaction
+    with pytest.raises(RuntimeError):
+        run_load(con, offers(2, usd_per_hour=1.0, price=1.0, usd_per_gpu_hour=0.125))
+    assert (versions(con), con.execute("SELECT count(*) FROM scrape_runs").fetchone()) == before
+
+
+def test_rejected_rows_are_recorded_with_reasons(con):
+    run = run_load(con, offers(2) + [offer(offer_id="bad", price=-1.0)])
+    rows = con.execute("SELECT run_id, source, table_name, reasons, row_json->>'offer_id' FROM rejected_rows").fetchall()
+    assert rows == [(run.run_id, "aws-pricelist", "offers", ["price: greater_than(0)"], "bad")]
+    assert con.execute("SELECT rows_fetched, rows_valid, rows_rejected FROM scrape_runs").fetchone() == (3, 2, 1)

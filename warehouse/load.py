@@ -1,0 +1,172 @@
+"""Loading a source's validated batch: batch checks, versioned merge, run and rejection records.
+
+Each source loads in one transaction: its tables, its rejected rows and its `scrape_runs` row
+commit together or not at all, so a failed or interrupted load leaves the previous state as
+current truth.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from gpucat.errors import BatchRejected
+from schemas import CONTRACTS, Validated
+from scrapers.base import Rejected
+from warehouse.db import query_sql, split_statements, transaction
+
+VERSIONS_TABLE = {"offers": "offer_versions", "interruption_rates": "interruption_rate_versions"}
+# Not part of an offer's content: a new scrape of the same facts is not a new version.
+VOLATILE = ("source_url", "scraped_at")
+# A batch smaller than this fraction of the source's last good run is a collapse, not news.
+MIN_ROW_RATIO = 0.5
+
+
+@dataclass
+class RunRecord:
+    """What `scrape_runs` keeps about one source in one refresh."""
+
+    run_id: str
+    source: str
+    provider: str
+    started_at: datetime
+    flow_run_id: str | None = None
+    finished_at: datetime | None = None
+    status: str = "ok"
+    rows_fetched: int = 0
+    rows_valid: int = 0
+    rows_rejected: int = 0
+    pages: int = 0
+    error: str | None = None
+    rejected: list[Rejected] = field(default_factory=list)
+
+
+def previous_ok_rows(con: duckdb.DuckDBPyConnection, source: str) -> int | None:
+    row = con.execute(query_sql("previous_ok_run"), {"source": source}).fetchone()
+    return None if row is None else int(row[0])
+
+
+def check_batch(con: duckdb.DuckDBPyConnection, source: str, rows_valid: int) -> None:
+    """Zero rows, or fewer than half the last good run's, fail the source."""
+    if rows_valid == 0:
+        raise BatchRejected(f"{source}: no valid rows; keeping the previous data")
+    previous = previous_ok_rows(con, source)
+    if previous and rows_valid < MIN_ROW_RATIO * previous:
+        raise BatchRejected(
+            f"{source}: {rows_valid} valid rows is under {MIN_ROW_RATIO:.0%} of the last good run's {previous}; keeping the previous data"
+        )
+
+
+def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequence[Validated]) -> None:
+    """Batch checks, then merge every table of the source and record the run, atomically.
+
+    On a batch-check failure the run is recorded as failed (with its rejected rows) and the
+    error re-raised; the source's tables are untouched.
+    """
+    run.rows_valid = sum(b.frame.height for b in batches)
+    run.rejected.extend(r for b in batches for r in b.rejected)
+    run.rows_rejected = len(run.rejected)
+    check_batch(con, run.source, run.rows_valid)
+    with transaction(con):
+        for batch in batches:
+            if batch.frame.height:
+                merge_versions(con, batch, run)
+        _record(con, run, status="ok")
+
+
+def record_failure(con: duckdb.DuckDBPyConnection, run: RunRecord, status: str, error: str) -> None:
+    """A failed or skipped source: one `scrape_runs` row (and any rejected rows), nothing else."""
+    run.error = error
+    run.rows_rejected = len(run.rejected)
+    with transaction(con):
+        _record(con, run, status=status)
+
+
+def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRecord) -> None:
+    contract = CONTRACTS[batch.table]
+    versions = VERSIONS_TABLE[batch.table]
+    columns = contract.columns
+    staged = batch.frame.with_columns(pl.Series("content_hash", content_hashes(batch.frame, columns)))
+    observed_at = staged["scraped_at"].max()
+    params = {"source": run.source, "run_id": run.run_id, "observed_at": observed_at}
+    sql = query_sql("merge_versions").format(
+        versions=versions,
+        key_match=" AND ".join(f"v.{k} IS NOT DISTINCT FROM s.{k}" for k in contract.key),
+        columns=", ".join(columns),
+        staged_columns=", ".join(f"s.{c}" for c in columns),
+    )
+    con.register("staged", staged)
+    try:
+        for statement in split_statements(sql):
+            used = set(re.findall(r"\$(\w+)", statement))
+            con.execute(statement, {k: v for k, v in params.items() if k in used})
+    finally:
+        con.unregister("staged")
+
+
+def content_hashes(frame: pl.DataFrame, columns: Iterable[str]) -> list[str]:
+    content = [c for c in columns if c not in VOLATILE]
+    return [
+        hashlib.sha256(json.dumps(row, sort_keys=True, default=str).encode()).hexdigest()[:32]
+        for row in frame.select(content).iter_rows(named=True)
+    ]
+
+
+def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> None:
+    run.status = status
+    run.finished_at = run.finished_at or datetime.now(UTC)
+    con.execute(
+        query_sql("insert_scrape_run"),
+        {
+            "run_id": run.run_id,
+            "flow_run_id": run.flow_run_id,
+            "source": run.source,
+            "provider": run.provider,
+            "started_at": run.started_at,
+            "finished_at": run.finished_at,
+            "status": status,
+            "rows_fetched": run.rows_fetched,
+            "rows_valid": run.rows_valid if status == "ok" else 0,
+            "rows_rejected": run.rows_rejected,
+            "pages": run.pages,
+            "error": run.error,
+        },
+    )
+    if run.rejected:
+        frame = pl.DataFrame(
+            {
+                "run_id": [run.run_id] * len(run.rejected),
+                "source": [run.source] * len(run.rejected),
+                "provider": [run.provider] * len(run.rejected),
+                "table_name": [r.table for r in run.rejected],
+                "reasons": [list(r.reasons) for r in run.rejected],
+                "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for r in run.rejected],
+                "rejected_at": [run.finished_at] * len(run.rejected),
+            },
+            schema={
+                "run_id": pl.String,
+                "source": pl.String,
+                "provider": pl.String,
+                "table_name": pl.String,
+                "reasons": pl.List(pl.String),
+                "row_json": pl.String,
+                "rejected_at": pl.Datetime(time_zone="UTC"),
+            },
+        )
+        con.register("rejected_frame", frame)
+        try:
+            con.execute("INSERT INTO rejected_rows BY NAME SELECT * FROM rejected_frame")
+        finally:
+            con.unregister("rejected_frame")
+
+
+def _json_default(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)

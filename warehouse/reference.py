@@ -1,0 +1,40 @@
+"""Reference data shipped in the repo (facts, with their sources), read once per process."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+REFERENCE_DIR = Path(__file__).parent / "reference"
+GPU_MODELS_CSV = REFERENCE_DIR / "gpu_models.csv"
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    gpu_model: str
+    vendor: str
+    family: str
+    form_factor: str
+    memory_gb: float
+    bf16: bool
+    bnb_4bit: bool
+
+
+@cache
+def gpu_models() -> dict[str, GpuModel]:
+    """Canonical accelerators by `gpu_model`; every offer's `gpu_model` must be one of these."""
+    with GPU_MODELS_CSV.open(newline="", encoding="utf-8") as fh:
+        return {
+            row["gpu_model"]: GpuModel(
+                gpu_model=row["gpu_model"],
+                vendor=row["vendor"],
+                family=row["family"],
+                form_factor=row["form_factor"],
+                memory_gb=float(row["memory_gb"]),
+                bf16=row["bf16"] == "true",
+                bnb_4bit=row["bnb_4bit"] == "true",
+            )
+            for row in csv.DictReader(fh)
+        }

@@ -1,0 +1,6 @@
+-- Valid rows of the source's most recent successful run.
+SELECT rows_valid
+FROM scrape_runs
+WHERE source = $source AND status = 'ok'
+ORDER BY finished_at DESC
+LIMIT 1

@@ -1,0 +1,26 @@
+-- Per source: its latest run, its latest successful run, and GPU names it could not map.
+WITH last AS (
+    SELECT *
+    FROM scrape_runs
+    QUALIFY row_number() OVER (PARTITION BY source ORDER BY finished_at DESC) = 1
+),
+last_ok AS (
+    SELECT source, max(finished_at) AS last_ok_at
+    FROM scrape_runs
+    WHERE status = 'ok'
+    GROUP BY source
+),
+unknown AS (
+    SELECT r.source, list(DISTINCT regexp_extract(reason, '^unknown_gpu: (.*)$', 1) ORDER BY regexp_extract(reason, '^unknown_gpu: (.*)$', 1)) AS unknown_gpus
+    FROM rejected_rows AS r
+    JOIN last USING (run_id), unnest(r.reasons) AS t(reason)
+    WHERE reason LIKE 'unknown_gpu:%'
+    GROUP BY r.source
+)
+SELECT last.source, last.provider, last.status, last.finished_at AS last_run_at, last_ok.last_ok_at,
+       last.rows_fetched, last.rows_valid, last.rows_rejected, last.pages, last.error,
+       coalesce(unknown.unknown_gpus, []) AS unknown_gpus
+FROM last
+LEFT JOIN last_ok USING (source)
+LEFT JOIN unknown USING (source)
+ORDER BY last.source
