@@ -22,7 +22,8 @@ import sys
 import time
 import zlib
 from math import gcd
-from typing import Iterable, Mapping, NamedTuple, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 PUBLICATION_DATE = "2026-11-13T19:42:37Z"
 VERSION = "20261113194237"
@@ -220,13 +221,11 @@ def sku_lines(
     on_demand_description: str,
     ri_label: str = "",
     instance_type: str = "",
-    reserved_base: float | None = None,
-    terms: Sequence[ReservedTerm] = RESERVED_TERMS,
 ) -> list[str]:
     """All CSV lines of one SKU, ordered by OfferTermCode (hourly rate before its upfront fee).
 
-    `tail` is `product_fields(...)`. Reserved rows are written when `ri_label` is set; their prices
-    derive from `reserved_base` (defaults to the on-demand price).
+    `tail` is `product_fields(...)`. With `ri_label` set, the SKU also gets the 12 Reserved terms,
+    priced from the on-demand rate.
     """
     od = (
         f'"{sku}","{ON_DEMAND_TERM}","{sku}.{ON_DEMAND_TERM}.{HOURLY_RATE}","OnDemand",'
@@ -235,15 +234,14 @@ def sku_lines(
     )
     if not ri_label:
         return [od]
-    base = on_demand_price if reserved_base is None else reserved_base
     applied = quote(f"{ri_label} (Amazon VPC), {instance_type} reserved instance applied")
     applied_free = quote(f"USD 0.0 per {ri_label} (Amazon VPC), {instance_type} reserved instance applied")
     lines = []
-    for term in sorted(terms):
+    for term in RESERVED_TERMS:  # already in OfferTermCode order
         if od is not None and term.code > ON_DEMAND_TERM:
             lines.append(od)
             od = None
-        hourly, upfront = reserved_prices(base, term)
+        hourly, upfront = reserved_prices(on_demand_price, term)
         suffix = f'"USD",,"{term.lease}","{term.purchase}","{term.offering_class}",{tail}\n'
         lines.append(
             f'"{sku}","{term.code}","{sku}.{term.code}.{HOURLY_RATE}","Reserved",'
@@ -558,13 +556,11 @@ class GenerateStats(NamedTuple):
     rows: int
     skus: int
     gpu_rows: int
-    bytes: int
+    size_bytes: int
 
 
 _SKU_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _SKU_SPACE = 36**16
-
-
 _SKU_PAIRS = [a + b for a in _SKU_ALPHABET for b in _SKU_ALPHABET]
 
 
@@ -614,7 +610,7 @@ def generate(path: str, rows: int, seed: int = 0) -> GenerateStats:
     types = instance_catalogue()
     locations = REGIONS + LOCAL_ZONES
     offered = [[_offered(loc, i, t) for t in types] for i, loc in enumerate(locations)]
-    type_tails = [_type_segments(t) for t in types]
+    type_columns = [_type_columns(t) for t in types]
     n_variants = len(OS_VARIANTS) * len(TENANCY_CAPACITY) + 1  # +1: the Capacity Block product
     space = len(locations) * len(types) * n_variants
     stride = _coprime_stride(space, rng)
@@ -626,8 +622,9 @@ def generate(path: str, rows: int, seed: int = 0) -> GenerateStats:
     i = 0
     buffer: list[str] = []
     with open(path, "w", encoding="utf-8", newline="") as out:
-        out.write(header_lines())
-        size += len(header_lines().encode())
+        head = header_lines()
+        out.write(head)
+        size += len(head.encode())
         while written < rows:
             idx = (stride * i + pass_offset) % space
             i += 1
@@ -641,7 +638,7 @@ def generate(path: str, rows: int, seed: int = 0) -> GenerateStats:
             if product is None:
                 continue
             sku = skus.next((rows - written) / rows_per_sku)
-            lines = _product_lines(sku, product, types[type_i], type_tails[type_i], rng)
+            lines = _product_lines(sku, product, types[type_i], type_columns[type_i], rng)
             buffer.extend(lines)
             written += len(lines)
             sku_count += 1
@@ -702,30 +699,39 @@ def _product(loc: Location, t: InstanceType, variant_i: int, rows_left: int) -> 
     return _Product(loc, variant, tenancy, capacity, "OnDemand", reserved)
 
 
-def _type_segments(t: InstanceType) -> tuple[str, str, str]:
+class _TypeColumns(NamedTuple):
     """Pre-quoted column runs that depend only on the instance type."""
+
+    spec: str  # columns 20-36: Instance Type .. Provisioned
+    hardware: str  # columns 53-60: Dedicated EBS Throughput .. Instance
+    cpu_flags: str  # columns 76-78: Intel AVX2/AVX/Turbo Available
+    size_factor: str  # column 80
+    features: str  # column 83
+
+
+def _type_columns(t: InstanceType) -> _TypeColumns:
     avx2, avx, turbo, features = t.cpu_flags
     size = t.name.split(".", 1)[1]
-    mid = ",".join(quote(v) for v in (
-        t.name, "Yes", t.label, str(t.vcpu), t.processor, t.clock, _fmt_gib(t.memory_gib),
-        t.storage, t.network, "64-bit", "", "", "", "", "", "", "",
-    ))  # fmt: skip: columns 20-36
-    hw = ",".join(quote(v) for v in (
-        t.ebs, "NA", "", "No" if t.name.startswith("p4d") else "Yes", "", t.gpu, t.gpu_memory, "",
-    ))  # fmt: skip: columns 53-60
-    cpu = ",".join(quote(v) for v in (avx2, avx, turbo))  # columns 76-78
-    return mid, hw, cpu + "\x00" + normalization_size_factor(size, t.vcpu) + "\x00" + features
+    spec = (t.name, "Yes", t.label, str(t.vcpu), t.processor, t.clock, _fmt_gib(t.memory_gib),
+            t.storage, t.network, "64-bit", "", "", "", "", "", "", "")  # fmt: skip
+    enhanced = "No" if t.name.startswith("p4d") else "Yes"
+    hardware = (t.ebs, "NA", "", enhanced, "", t.gpu, t.gpu_memory, "")
+    return _TypeColumns(
+        ",".join(quote(v) for v in spec),
+        ",".join(quote(v) for v in hardware),
+        ",".join(quote(v) for v in (avx2, avx, turbo)),
+        quote(normalization_size_factor(size, t.vcpu)),
+        quote(features),
+    )
 
 
-_EMPTY_14 = "," * 13
+_EMPTY_14 = "," * 13  # columns 61-74, joined between their neighbours
 _SERVICE = quote("Amazon Elastic Compute Cloud")
 
 
 def _product_lines(
-    sku: str, p: _Product, t: InstanceType, segments: tuple[str, str, str], rng: random.Random
+    sku: str, p: _Product, t: InstanceType, cols: _TypeColumns, rng: random.Random
 ) -> list[str]:
-    mid, hw, cpu_nsf_features = segments
-    cpu, nsf, features = cpu_nsf_features.split("\x00")
     family = "Compute Instance (bare metal)" if ".metal" in t.name else "Compute Instance"
     if p.market == "CapacityBlock":
         operation, usage = "RunInstances:CB", f"{p.location.prefix}BoxUsage:{t.name}"
@@ -734,11 +740,12 @@ def _product_lines(
         usage = usage_type(p.location.prefix, p.tenancy, p.capacity, t.name)
     instance_sku = "" if p.capacity == "Used" else _encode_sku(rng.randrange(_SKU_SPACE))
     tail = ",".join((
-        quote(family), '"AmazonEC2"', quote(p.location.name), quote(p.location.kind), mid,
+        quote(family), '"AmazonEC2"', quote(p.location.name), quote(p.location.kind), cols.spec,
         quote(p.tenancy), "", quote(p.variant.os), quote(p.variant.license), ",,,,,,",
-        quote(usage), quote(operation), '"NA"', quote(p.capacity), '"false"', hw, _EMPTY_14,
-        quote(instance_sku), cpu, quote(p.market), quote(nsf), "", quote(p.variant.software),
-        quote(features), "", quote(p.location.code), "", _SERVICE, ",,", '"true"',
+        quote(usage), quote(operation), '"NA"', quote(p.capacity), '"false"', cols.hardware,
+        _EMPTY_14, quote(instance_sku), cols.cpu_flags, quote(p.market), cols.size_factor, "",
+        quote(p.variant.software), cols.features, "", quote(p.location.code), "", _SERVICE, ",,",
+        '"true"',
     ))  # fmt: skip
     price = _on_demand_price(p, t)
     text = on_demand_description(price, p.variant, t.name, p.tenancy, p.capacity, p.market)
@@ -770,7 +777,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elapsed = time.perf_counter() - started
     print(
         f"wrote {stats.rows} rows ({stats.skus} SKUs, {stats.gpu_rows} GPU rows), "
-        f"{stats.bytes / 1e6:.1f} MB in {elapsed:.1f} s -> {args.out}",
+        f"{stats.size_bytes / 1e6:.1f} MB in {elapsed:.1f} s -> {args.out}",
         file=sys.stderr,
     )
     return 0

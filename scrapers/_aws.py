@@ -108,6 +108,13 @@ _SPECS: list[tuple[str, float, int, float, str | None, float | None]] = [
     ("p6-b200.48xlarge", 8, 192, 2048, "efa", 3200),
     ("p6-b300.48xlarge", 8, 192, 4096, "efa", 6400),
     ("dl1.24xlarge", 8, 96, 768, "efa", 400),
+    ("p2.xlarge", 1, 4, 61, None, None),
+    ("p2.8xlarge", 8, 32, 488, None, None),
+    ("p2.16xlarge", 16, 64, 732, None, None),
+    ("g3s.xlarge", 1, 4, 30.5, None, None),
+    ("g3.4xlarge", 1, 16, 122, None, None),
+    ("g3.8xlarge", 2, 32, 244, None, None),
+    ("g3.16xlarge", 4, 64, 488, None, None),
 ]
 
 # How the GPUs inside one instance of a family are connected when there are several.

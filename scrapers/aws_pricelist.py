@@ -41,7 +41,8 @@ REQUIRED = (
 # file before the csv module is involved.
 _MUST_CONTAIN = ('"OnDemand"', '"Hrs"', '"Linux"', '"Shared"', '"Used"')
 _PREAMBLE_MAX_LINES = 20
-_SIZE = re.compile(r"^\s*([\d.]+)\s*(GiB|GB|MiB|TiB)\s*$")
+# "2048 GiB", "192 GB", and for HBM parts in newer files "640 GB HBM3".
+_SIZE = re.compile(r"^\s*([\d.]+)\s*(GiB|GB|MiB|TiB)\b")
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -147,7 +148,7 @@ def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) 
         "gpu_name": family,
         "gpu_model": _aws.FAMILY_GPU.get(family),
         "gpu_count": gpu_count,
-        "gpu_memory_gb": round(gpu_memory_total / gpu_count, 3) if gpu_memory_total and gpu_count else None,
+        "gpu_memory_gb": _per_device_gb(gpu_memory_total, gpu_count),
         "vcpus": vcpus,
         "ram_gb": _gb(get("Memory")),
         "price": price,
@@ -161,6 +162,13 @@ def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) 
         "source_url": url,
         "scraped_at": fetched_at,
     }
+
+
+def _per_device_gb(total_gb: float | None, gpu_count: float) -> float | None:
+    """Memory each GPU device exposes; a fractional slice (g6f: 0.25 GPU) is one device of its own size."""
+    if not total_gb or gpu_count <= 0:
+        return None
+    return round(total_gb / gpu_count, 3) if gpu_count >= 1 else total_gb
 
 
 def _gb(value: str) -> float | None:

@@ -72,6 +72,8 @@ def _offer(region: str, size: dict[str, Any], currency: str, url: str, fetched_a
     try:
         price = float(quoted)
     except (TypeError, ValueError):
+        price = 0.0
+    if price <= 0:  # "N/A*": not offered as spot there; "0": a newer type not priced yet
         return Rejected("offers", (f"no_price: {quoted!r}",), raw)
     if spec is None:
         if gpu_model is None:

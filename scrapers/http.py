@@ -93,6 +93,11 @@ def _quote(value: str, safe: str = "", encoding: str | None = None, errors: str 
     return quote(value, safe=safe)
 
 
+def json_body(payload: Any) -> bytes:
+    """The exact bytes gpucat sends for a JSON request (captures match on their hash)."""
+    return json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+
+
 # --- client factory ---------------------------------------------------------------------------
 
 _host_slots: dict[str, threading.BoundedSemaphore] = {}
@@ -217,7 +222,7 @@ class Fetcher:
         return self._request("GET", url, params=params, headers=headers, content=None)
 
     def post_json(self, url: str, payload: Any, *, headers: Mapping[str, str] | None = None) -> Page:
-        content = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+        content = json_body(payload)
         merged = {"Content-Type": "application/json", **(headers or {})}
         return self._request("POST", url, params=None, headers=merged, content=content)
 

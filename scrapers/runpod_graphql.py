@@ -36,7 +36,7 @@ GPU_IDS: dict[str, str] = {
     "NVIDIA H200": "H200-SXM",
     "NVIDIA H200 NVL": "H200-NVL",
     "NVIDIA B200": "B200",
-    "NVIDIA B300": "B300",
+    "NVIDIA B300 SXM6 AC": "B300",
     "NVIDIA A100 80GB PCIe": "A100-PCIe-80GB",
     "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB",
     "NVIDIA A100-SXM4-40GB": "A100-SXM4-40GB",
@@ -49,6 +49,7 @@ GPU_IDS: dict[str, str] = {
     "NVIDIA RTX A4000": "RTX-A4000",
     "NVIDIA RTX 6000 Ada Generation": "RTX-6000-Ada",
     "NVIDIA RTX 4000 Ada Generation": "RTX-4000-Ada",
+    "NVIDIA RTX 2000 Ada Generation": "RTX-2000-Ada",
     "NVIDIA RTX PRO 6000 Blackwell Server Edition": "RTX-PRO-6000",
     "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "RTX-PRO-6000",
     "NVIDIA GeForce RTX 4090": "RTX-4090",
@@ -91,9 +92,12 @@ def _offers(gpu: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
     gpu_id = gpu["id"]
     gpu_model = GPU_IDS.get(gpu_id)
     max_gpus = gpu.get("maxGpuCount") or 1
-    for tier in ("secure", "community"):
-        if not gpu[f"{tier}Cloud"]:
-            continue  # not offered in this tier
+    tiers = [tier for tier in ("secure", "community") if gpu[f"{tier}Cloud"]]
+    if tiers and gpu_model is None:
+        # One rejection per GPU type, not one per tier, market and count.
+        yield Rejected("offers", (f"unknown_gpu: {gpu_id!r}",), gpu)
+        return
+    for tier in tiers:
         lowest = gpu.get(tier) or {}
         on_demand = lowest.get("uninterruptablePrice") or gpu.get(f"{tier}Price")
         spot = lowest.get("minimumBidPrice") or gpu.get(f"{tier}SpotPrice")

@@ -12,7 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+# Piped output gets a wide table rather than rich's 80-column default.
+console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 
@@ -22,7 +23,7 @@ def fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.4f}".rstrip("0").rstrip(".") if abs(value) < 1000 else f"{value:,.1f}"
     if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%SZ")
+        return value.strftime("%Y-%m-%d %H:%MZ")
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value)
     return str(value)

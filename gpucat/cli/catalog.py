@@ -193,10 +193,11 @@ def offers(
     if as_json:
         print_json_records(result.columns, result.rows)
         return
-    shown = ["provider", "instance_type", "region", "market", "tier", "gpu_model", "gpu_count", "gpu_memory_gb",
-             "usd_per_hour", "usd_per_gpu_hour", "availability", "interconnect", "fabric"]  # fmt: skip
+    shown = {"provider": "provider", "instance_type": "instance", "region": "region", "market": "market", "tier": "tier",
+             "gpu_model": "gpu", "gpu_count": "gpus", "gpu_memory_gb": "GB/gpu", "usd_per_hour": "$/h",
+             "usd_per_gpu_hour": "$/gpu-h", "availability": "stock", "interconnect": "link", "fabric": "fabric"}  # fmt: skip
     index = [result.columns.index(c) for c in shown]
-    print_table(shown, [[row[i] for i in index] for row in result.rows])
+    print_table(list(shown.values()), [[row[i] for i in index] for row in result.rows])
 
 
 class SqlFormat(str, Enum):

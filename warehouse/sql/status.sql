@@ -11,9 +11,11 @@ last_ok AS (
     GROUP BY source
 ),
 unknown AS (
-    SELECT r.source, list(DISTINCT regexp_extract(reason, '^unknown_gpu: (.*)$', 1) ORDER BY regexp_extract(reason, '^unknown_gpu: (.*)$', 1)) AS unknown_gpus
+    SELECT r.source, list(DISTINCT name ORDER BY name) AS unknown_gpus
     FROM rejected_rows AS r
-    JOIN last USING (run_id), unnest(r.reasons) AS t(reason)
+    JOIN last USING (run_id),
+         unnest(r.reasons) AS t(reason),
+         LATERAL (SELECT regexp_extract(reason, '^unknown_gpu: ''?(.*?)''?$', 1) AS name)
     WHERE reason LIKE 'unknown_gpu:%'
     GROUP BY r.source
 )

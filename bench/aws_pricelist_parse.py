@@ -1,0 +1,80 @@
+"""Parse time and peak memory of the AWS price list parser on all-region-sized files.
+
+Generates synthetic CSVs in the real layout (bench/aws_pricelist_gen.py), then parses each in a
+fresh process and reports wall time, throughput and peak RSS. Memory should stay flat as the
+file grows: the parser streams line by line.
+
+    uv run python bench/aws_pricelist_parse.py                     # 2M and 4M rows
+    uv run python bench/aws_pricelist_parse.py --rows 2000000 --rows 8000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+
+
+def measure(path: Path) -> dict[str, float]:
+    """Runs in a child process so that only the parser's memory is counted."""
+    sys.path.insert(0, str(HERE.parent))
+    from scrapers import aws_pricelist
+    from scrapers.normalize import normalize
+
+    baseline_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    offers = rejected = 0
+    with path.open("rb") as body:
+        items = aws_pricelist.parse(body, url="https://pricing.us-east-1.amazonaws.com/bench.csv", fetched_at=datetime.now(UTC))
+        for item in normalize(items):
+            if isinstance(item, dict):
+                offers += 1
+            else:
+                rejected += 1
+    elapsed = time.perf_counter() - started
+    return {
+        "seconds": elapsed,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "baseline_rss_mb": baseline_mb,
+        "offers": offers,
+        "rejected": rejected,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, action="append", help="rows per generated file (repeatable)")
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure)))
+        return
+    sys.path.insert(0, str(HERE))
+    import aws_pricelist_gen
+
+    OUT.mkdir(exist_ok=True)
+    print(f"{'rows':>10} {'file MB':>9} {'parse s':>8} {'MB/s':>7} {'rows/s':>10} {'peak RSS MB':>12} {'(baseline)':>10} {'GPU offers':>10}")
+    for rows in args.rows or [2_000_000, 4_000_000]:
+        path = OUT / f"aws-pricelist-{rows}.csv"
+        if not path.exists():
+            aws_pricelist_gen.generate(str(path), rows, seed=0)
+        size_mb = path.stat().st_size / 1e6
+        result = json.loads(
+            subprocess.run([sys.executable, __file__, "--measure", str(path)], check=True, capture_output=True, text=True).stdout
+        )
+        print(
+            f"{rows:>10,} {size_mb:>9,.0f} {result['seconds']:>8.1f} {size_mb / result['seconds']:>7.0f} "
+            f"{rows / result['seconds']:>10,.0f} {result['peak_rss_mb']:>12.0f} {result['baseline_rss_mb']:>10.0f} {result['offers']:>10,}"
+        )
+
+
+if __name__ == "__main__":
+    main()

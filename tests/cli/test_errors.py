@@ -1,0 +1,93 @@
+"""Expected failures print one `error:` line and exit non-zero, never a traceback."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from gpucat.cli import app
+from warehouse import db
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def empty_db(tmp_path):
+    path = tmp_path / "g.duckdb"
+    db.connect(path).close()
+    return path
+
+
+def one_error_line(result) -> str:
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["status"], ["offers"], ["sql", "SELECT 1"], ["export", "--out", "snap"]])
+def test_missing_database(tmp_path, command):
+    result = runner.invoke(app, [*command, "--db", str(tmp_path / "nope.duckdb")])
+    assert result.exit_code == 1
+    assert "no database at" in one_error_line(result)
+    assert not (tmp_path / "nope.duckdb").exists()
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [("SELEC 1", "syntax error"), ("SELECT * FROM no_such_table", "no_such_table"), ("DELETE FROM scrape_runs", "read-only")],
+)
+def test_bad_sql(empty_db, sql, message):
+    result = runner.invoke(app, ["sql", sql, "--db", str(empty_db)])
+    assert result.exit_code == 1
+    assert message in one_error_line(result).lower()
+
+
+def test_unknown_source_for_parse(tmp_path):
+    body = tmp_path / "x.json"
+    body.write_text("{}")
+    result = runner.invoke(app, ["parse", "no-such-source", str(body)])
+    assert result.exit_code == 2
+    assert "unknown source 'no-such-source'" in one_error_line(result)
+
+
+def test_unreadable_file_for_parse(tmp_path):
+    result = runner.invoke(app, ["parse", "aws-spot", str(tmp_path / "missing.json")])
+    assert result.exit_code == 2
+    assert "cannot read" in one_error_line(result)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"vers": 0.01}', "lacks config.regions"),
+        (b'{"config": {"regions": [{"region": "us-east-1", "instanceTypes": [{"sizes": [{"size": "p5.48xlarge"}]}]}]}}', "missing 'valueColumns'"),
+        (b'{"config": {"regions": [', "not valid JSON"),
+    ],
+    ids=["renamed", "field-missing", "truncated"],
+)
+def test_malformed_payload_for_parse(tmp_path, body, message):
+    path = tmp_path / "spot.json"
+    path.write_bytes(body)
+    result = runner.invoke(app, ["parse", "aws-spot", str(path)])
+    assert result.exit_code == 1
+    assert message in one_error_line(result)
+
+
+def test_unknown_provider_for_refresh(tmp_path):
+    result = runner.invoke(app, ["refresh", "--providers", "nimbus", "--db", str(tmp_path / "g.duckdb")])
+    assert result.exit_code == 2
+    assert "unknown provider or source 'nimbus'" in one_error_line(result)
+
+
+def test_replay_directory_without_manifest(tmp_path):
+    result = runner.invoke(app, ["refresh", "--replay", str(tmp_path), "--db", str(tmp_path / "g.duckdb")])
+    assert result.exit_code == 2
+    assert "not a capture directory" in one_error_line(result)
+
+
+def test_conflicting_market_flags(empty_db):
+    result = runner.invoke(app, ["offers", "--spot", "--on-demand", "--db", str(empty_db)])
+    assert result.exit_code == 2
+    assert "exclude each other" in one_error_line(result)

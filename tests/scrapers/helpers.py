@@ -1,0 +1,40 @@
+"""Running a source's parser (and normalization) over fixture files, as `gpucat parse` does."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gpucat import pipeline
+from scrapers import get_source
+from scrapers.base import ParseItem, Rejected
+from tests.conftest import FIXTURES
+
+FETCHED = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
+
+
+def parse_fixture(source: str, *files: str) -> list[ParseItem]:
+    pages = pipeline.pages_from_files([FIXTURES / f for f in files])
+    return pipeline.parse_source(get_source(source), pages)
+
+
+def parse_bytes(source: str, body: bytes, url: str = "https://example.invalid/x") -> list[ParseItem]:
+    """Only the parser (no batch pass, no normalization), over an in-memory body."""
+    return list(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED))
+
+
+def offers(items: list[ParseItem]) -> list[dict]:
+    return [i for i in items if not isinstance(i, Rejected)]
+
+
+def rejected(items: list[ParseItem]) -> list[Rejected]:
+    return [i for i in items if isinstance(i, Rejected)]
+
+
+def by_id(items: list[ParseItem]) -> dict[str, dict]:
+    return {o["offer_id"]: o for o in offers(items)}
+
+
+def fixture_path(relative: str) -> Path:
+    return FIXTURES / relative

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from gpucat.errors import ParseError
+from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+
+
+def test_whole_record_p5_spot():
+    record = by_id(parse_fixture("aws-spot", "aws/aws-spot/spot.json"))["p5.48xlarge/us-east-1/spot"]
+    assert record == {
+        "table": "offers",
+        "provider": "aws",
+        "offer_id": "p5.48xlarge/us-east-1/spot",
+        "source": "aws-spot",
+        "instance_type": "p5.48xlarge",
+        "region": "us-east-1",
+        "market": "spot",
+        "tier": None,
+        "gpu_name": "p5",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 8.0,
+        "gpu_memory_gb": 80.0,
+        "vcpus": 192.0,
+        "ram_gb": 2199.023,
+        "price": 23.6672,
+        "price_unit": "instance_hour",
+        "currency": "USD",
+        "usd_per_hour": 23.6672,
+        "usd_per_gpu_hour": 2.9584,
+        "availability": "unknown",
+        "available_count": None,
+        "interconnect": "nvswitch",
+        "fabric": "efa",
+        "fabric_gbps": 3200.0,
+        "source_url": "https://website.spot.ec2.aws.a2z.com/spot.json",
+        "scraped_at": datetime(2026, 11, 20, 6, 0, 4, tzinfo=UTC),
+    }
+
+
+def test_gpu_entries_become_offers_and_the_rest_is_rejected_with_reasons():
+    items = parse_fixture("aws-spot", "aws/aws-spot/spot.json")
+    # 48 GPU entries with a usable Linux price, two of them the unknown g7e (NOTES.md).
+    assert len(offers(items)) == 46
+    assert all(o["market"] == "spot" and o["usd_per_hour"] > 0 for o in offers(items))
+    assert sorted((r.row["instance_type"], r.row["region"], r.reasons) for r in rejected(items)) == [
+        ("g7e.2xlarge", "us-east-1", ("unknown_gpu: 'g7e'",)),
+        ("g7e.2xlarge", "us-west-2", ("unknown_gpu: 'g7e'",)),
+        ("p5.48xlarge", "eu-central-1", ("no_price: 'N/A*'",)),
+        ("p6-b200.48xlarge", "us-east-1", ("no_price: '0'",)),
+        ("p6-b200.48xlarge", "us-west-2", ("no_price: '0'",)),
+    ]
+
+
+def test_non_gpu_and_ml_asic_types_are_not_offers():
+    ids = by_id(parse_fixture("aws-spot", "aws/aws-spot/spot.json"))
+    assert not [i for i in ids if i.split(".")[0] in ("m6i", "c7i", "t3", "m7g", "inf2", "trn1")]
+
+
+def test_legacy_jsonp_body_with_old_region_names():
+    items = parse_fixture("aws-spot", "aws/aws-spot/spot.js")
+    regions = {o["region"] for o in offers(items)}
+    assert "us-east-1" in regions and "eu-west-1" in regions
+    assert not regions & {"us-east", "eu-ireland", "apac-sin", "apac-tokyo"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"callback({\"vers\":0.01,\"config\":{\"regions\":[]}", "truncated"),
+        (b'{"vers":0.01,"config":{"rates":[]}}', "lacks config.regions"),
+        (b'{"config":{"regions":[{"region":"us-east-1","instanceTypes":[{"type":"gpu","sizes":[{"size":"p5.48xlarge","columns":[]}]}]}]}}', "missing 'valueColumns'"),
+        (b"<html>503</html>", "not valid JSON"),
+    ],
+    ids=["truncated-jsonp", "renamed-top-level", "renamed-field", "html"],
+)
+def test_bad_bodies_fail_the_source(body, message):
+    with pytest.raises(ParseError, match=message):
+        parse_bytes("aws-spot", body)

@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+
+
+import pytest
+
+from gpucat.errors import ParseError
+from scrapers import azure_retail
+from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+
+PAGES = ("azure/azure-retail/page-1.json", "azure/azure-retail/page-2.json", "azure/azure-retail/page-3.json")
+
+
+def items():
+    return parse_fixture("azure-retail", *PAGES)
+
+
+def test_linux_pay_as_you_go_and_spot_only():
+    result = items()
+    markets = [o["market"] for o in offers(result)]
+    # 62 on-demand + 60 spot (NOTES.md); Windows, Low Priority, Reservation, DevTest, usgov are out.
+    assert (markets.count("on_demand"), markets.count("spot")) == (62, 60)
+    assert not [o for o in offers(result) if o["region"].startswith("usgov")]
+
+
+def test_placeholder_price_is_rejected_with_the_median():
+    [placeholder] = rejected(items())
+    assert placeholder.row["offer_id"] == "Standard_ND96isr_H100_v5/ukwest/on_demand"
+    assert placeholder.reasons == ("placeholder_price: 0.01 is under 20% of the median 98.32 in other regions",)
+
+
+def test_whole_record_nd_h100_v5():
+    record = by_id(items())["Standard_ND96isr_H100_v5/eastus/on_demand"]
+    assert record == {
+        "table": "offers",
+        "provider": "azure",
+        "offer_id": "Standard_ND96isr_H100_v5/eastus/on_demand",
+        "source": "azure-retail",
+        "instance_type": "Standard_ND96isr_H100_v5",
+        "region": "eastus",
+        "market": "on_demand",
+        "tier": None,
+        "gpu_name": "Standard_ND96isr_H100_v5",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 8.0,
+        "gpu_memory_gb": 80.0,
+        "vcpus": 96.0,
+        "ram_gb": None,
+        "price": 98.32,
+        "price_unit": "instance_hour",
+        "currency": "USD",
+        "usd_per_hour": 98.32,
+        "usd_per_gpu_hour": 12.29,
+        "availability": "unknown",
+        "available_count": None,
+        "interconnect": "nvswitch",
+        "fabric": "infiniband",
+        "fabric_gbps": 3200.0,
+        "source_url": record["source_url"],
+        "scraped_at": record["scraped_at"],
+    }
+    assert record["source_url"].startswith("https://prices.azure.com/api/retail/prices?api-version=2023-01-01-preview&$filter=")
+    assert record["scraped_at"].tzinfo is not None
+
+
+@pytest.mark.parametrize(
+    ("sku", "gpu_model", "count", "memory_gb"),
+    [
+        ("Standard_NV6ads_A10_v5", "A10", 1 / 6, 4.0),
+        ("Standard_NV12ads_A10_v5", "A10", 1 / 3, 8.0),
+        ("Standard_NC24ads_A100_v4", "A100-PCIe-80GB", 1, 80.0),
+        ("Standard_NC80adis_H100_v5", "H100-NVL", 2, 94.0),
+        ("Standard_NC64as_T4_v3", "T4", 4, 16.0),
+        ("Standard_ND96asr_v4", "A100-SXM4-40GB", 8, 40.0),
+        ("Standard_ND40rs_v2", "V100-SXM2-32GB", 8, 32.0),
+        ("Standard_ND96isr_MI300X_v5", "MI300X", 8, 192.0),
+        ("Standard_ND128isr_NDR_GB200_v6", "GB200", 4, 186.0),
+    ],
+)
+def test_gpu_model_count_and_memory_from_the_sku_name(sku, gpu_model, count, memory_gb):
+    [record] = [o for o in offers(items()) if o["instance_type"] == sku and o["region"] == "eastus" and o["market"] == "on_demand"]
+    assert (record["gpu_model"], record["gpu_count"], record["gpu_memory_gb"]) == (gpu_model, pytest.approx(count), memory_gb)
+
+
+def test_unknown_sku_is_rejected_as_unknown_gpu():
+    from scrapers.normalize import normalize
+
+    item = {**_item(), "armSkuName": "Standard_NC8ads_A10_v4", "meterName": "NC8ads A10 v4", "skuName": "NC8ads A10 v4"}
+    body = ('{"Items": [' + __import__("json").dumps(item) + '], "NextPageLink": null}').encode()
+    [result] = normalize(parse_bytes("azure-retail", body))
+    assert result.reasons == ("unknown_gpu: 'Standard_NC8ads_A10_v4'",)
+
+
+def _item():
+    return {
+        "currencyCode": "USD", "retailPrice": 1.0, "unitPrice": 1.0, "armRegionName": "eastus", "location": "US East",
+        "effectiveStartDate": "2026-01-01T00:00:00Z", "meterName": "x", "productName": "Virtual Machines NCadsA10 v4 Series",
+        "skuName": "x", "serviceName": "Virtual Machines", "unitOfMeasure": "1 Hour", "type": "Consumption", "armSkuName": "x",
+    }  # fmt: skip
+
+
+def test_next_page_link_drives_pagination():
+    pages = [(p, azure_retail.next_page_link(open(f"fixtures/{p}", "rb").read())) for p in PAGES]
+    assert pages[0][1].startswith("https://prices.azure.com:443/api/retail/prices?api-version=2023-01-01-preview&$filter=")
+    assert pages[-1][1] is None
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"items": [], "NextPageLink": null}', "lacks Items"),
+        (b'{"Items": [{"armSkuName": "Standard_NC6s_v3"}]}', "lacks field"),
+        (b'{"Items": [', "lacks Items"),
+    ],
+    ids=["renamed-envelope", "renamed-item-fields", "truncated"],
+)
+def test_bad_bodies_fail_the_source(body, message):
+    with pytest.raises(ParseError, match=message):
+        parse_bytes("azure-retail", body)
+
+
+def test_fetch_stops_on_a_pagination_loop(tmp_path):
+    import httpx
+
+    from scrapers.http import Fetcher, make_client
+
+    def handler(request):
+        return httpx.Response(200, json={"Items": [], "NextPageLink": azure_retail.URL})
+
+    fetcher = Fetcher(azure_retail.SOURCE, make_client(azure_retail.SOURCE, httpx.MockTransport(handler)), workdir=tmp_path, env={})
+    with pytest.raises(ParseError, match="pagination does not end"):
+        list(azure_retail.fetch(fetcher))
+
+

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+from gpucat.errors import ParseError
+from scrapers import runpod_graphql
+from scrapers.capture import body_hash
+from scrapers.http import Fetcher, json_body, make_client
+from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+
+
+def items():
+    return parse_fixture("runpod-graphql", "runpod/runpod-graphql/gpu-types.json")
+
+
+def test_whole_record_h100_sxm_secure_on_demand():
+    record = by_id(items())["NVIDIA H100 80GB HBM3/secure/on_demand/1x"]
+    assert record == {
+        "table": "offers",
+        "provider": "runpod",
+        "offer_id": "NVIDIA H100 80GB HBM3/secure/on_demand/1x",
+        "source": "runpod-graphql",
+        "instance_type": "1x H100 SXM",
+        "region": "global",
+        "market": "on_demand",
+        "tier": "secure",
+        "gpu_name": "NVIDIA H100 80GB HBM3",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 1.0,
+        "gpu_memory_gb": 80.0,
+        "vcpus": 20.0,
+        "ram_gb": 125.0,
+        "price": 2.99,
+        "price_unit": "gpu_hour",
+        "currency": "USD",
+        "usd_per_hour": 2.99,
+        "usd_per_gpu_hour": 2.99,
+        "availability": "available",
+        "available_count": 8,
+        "interconnect": None,
+        "fabric": None,
+        "fabric_gbps": None,
+        "source_url": "https://api.runpod.io/graphql",
+        "scraped_at": datetime(2026, 11, 20, 6, 0, 9, tzinfo=UTC),
+    }
+
+
+def test_multi_gpu_offers_scale_the_per_gpu_price_and_check_free_gpus():
+    ids = by_id(items())
+    eight = ids["NVIDIA H100 80GB HBM3/community/on_demand/8x"]
+    assert (eight["usd_per_hour"], eight["usd_per_gpu_hour"], eight["interconnect"]) == (21.52, 2.69, "nvswitch")
+    # community has 3 free H100s: 2 GPUs are available, 4 are not.
+    assert ids["NVIDIA H100 80GB HBM3/community/on_demand/2x"]["availability"] == "available"
+    assert ids["NVIDIA H100 80GB HBM3/community/on_demand/4x"]["availability"] == "unavailable"
+
+
+def test_tier_quirks():
+    ids = by_id(items())
+    # B200 is secure-only: community fields are 0/null and produce nothing.
+    assert not [i for i in ids if i.startswith("NVIDIA B200/community")]
+    # Null stockStatus means none in stock.
+    assert ids["AMD Instinct MI300X OAM/secure/on_demand/1x"]["availability"] == "unavailable"
+    # A zero minimumBidPrice is no spot market, not a free GPU.
+    assert not [i for i in ids if i.startswith("NVIDIA H100 NVL/secure/spot")]
+    # maxGpuCount 10 gives 1, 2, 4 and 8 GPU offers; 1 gives only one.
+    assert sorted(i.rsplit("/", 1)[1] for i in ids if i.startswith("NVIDIA L4/secure/on_demand")) == ["1x", "2x", "4x", "8x"]
+
+
+def test_unknown_gpu_type_is_rejected_once_and_the_placeholder_entry_is_ignored():
+    result = items()
+    assert [(r.reasons, r.row["id"]) for r in rejected(result)] == [
+        (("unknown_gpu: 'NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb'",), "NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb")
+    ]
+    assert not [o for o in offers(result) if o["gpu_name"] == "unknown"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"errors":[{"message":"Something went wrong"}],"data":null}', "GraphQL errors: Something went wrong"),
+        (b'{"data":{"gpu_types":[]}}', "lacks data.gpuTypes"),
+        (b'{"data":{"gpuTypes":[{"id":"NVIDIA L4","secureCloud":true}]}}', "lacks field"),
+        (b'{"data":{"gpuTypes":[', "not JSON"),
+    ],
+    ids=["graphql-error", "renamed-field", "missing-field", "truncated"],
+)
+def test_bad_bodies_fail_the_source(body, message):
+    with pytest.raises(ParseError, match=message):
+        parse_bytes("runpod-graphql", body)
+
+
+def test_fetch_posts_the_query_and_sends_the_key_only_as_a_header(tmp_path):
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx.Response(200, json={"data": {"gpuTypes": []}})
+
+    source = runpod_graphql.SOURCE
+    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"RUNPOD_API_KEY": "rp-secret"})
+    [page] = runpod_graphql.fetch(fetcher)
+    [request] = sent
+    assert json.loads(request.content) == {"query": runpod_graphql.QUERY}
+    assert request.headers["Authorization"] == "Bearer rp-secret"
+    assert "rp-secret" not in page.url
+    assert body_hash(request.content) == body_hash(json_body({"query": runpod_graphql.QUERY}))
