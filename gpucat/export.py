@@ -46,7 +46,7 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, out: Path, now: datetime | N
     entries = []
     for name, kind in relations(con):
         # `name` comes from DuckDB's own catalog, never from the user.
-        table = con.sql(f'SELECT * FROM "{name}" ORDER BY ALL').fetch_arrow_table()
+        table = con.sql(f'SELECT * FROM "{name}" ORDER BY ALL').to_arrow_table()
         path = folder / f"{name}.parquet"
         pq.write_table(table, path, compression="zstd")
         entries.append(
@@ -79,7 +79,11 @@ def verify_snapshot(folder: Path) -> list[str]:
             continue
         if _sha256(path) != entry["sha256"]:
             problems.append(f"{entry['file']}: sha256 differs from the manifest")
-        rows = pq.ParquetFile(path).metadata.num_rows
+        try:
+            rows = pq.ParquetFile(path).metadata.num_rows
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            problems.append(f"{entry['file']}: not readable as Parquet ({exc})")
+            continue
         if rows != entry["rows"]:
             problems.append(f"{entry['file']}: {rows} rows, manifest says {entry['rows']}")
     return problems

@@ -25,3 +25,29 @@ def _no_user_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("GPUCAT_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name, raising=False)
+
+
+def load_fixture_catalog(path: Path) -> Path:
+    """The fixtures replayed into a DuckDB file through the pipeline steps (no Prefect: fast)."""
+    import tempfile
+
+    from gpucat import pipeline
+    from scrapers import all_sources
+    from warehouse import db
+
+    con = db.connect(path)
+    db.load_reference(con)
+    with tempfile.TemporaryDirectory() as work:
+        options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
+        for source in all_sources().values():
+            pages = pipeline.fetch_source(source, options)
+            batch = pipeline.validate_source(source, pipeline.parse_source(source, pages), len(pages))
+            pipeline.load_batches(con, pipeline.new_run(source), batch)
+    con.close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def catalog_db(tmp_path_factory) -> Path:
+    """A read-only catalog for query tests; tests that write must copy it."""
+    return load_fixture_catalog(tmp_path_factory.mktemp("catalog") / "gpucat.duckdb")

@@ -1,0 +1,126 @@
+"""Output shapes and filters of the read-side commands, over the replayed fixtures."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from gpucat.cli import app
+
+runner = CliRunner()
+
+
+def invoke_json(*args: str):
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_offers_json_columns_and_order(catalog_db):
+    rows = invoke_json("offers", "--json", "--limit", "500", "--db", str(catalog_db))
+    assert set(rows[0]) == {
+        "provider", "instance_type", "region", "market", "tier", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
+        "ram_gb", "usd_per_hour", "usd_per_gpu_hour", "currency", "availability", "available_count", "interconnect",
+        "fabric", "fabric_gbps", "offer_id", "source", "source_url", "scraped_at",
+    }  # fmt: skip
+    prices = [r["usd_per_gpu_hour"] for r in rows]
+    assert prices == sorted(prices)
+    assert {r["provider"] for r in rows} == {"aws", "azure", "runpod"}
+
+
+@pytest.mark.parametrize(
+    ("args", "check"),
+    [
+        (["--gpu", "H100"], lambda r: r["gpu_model"] in ("H100-SXM", "H100-PCIe", "H100-NVL")),
+        (["--gpu", "h100-sxm,A100-SXM4-80GB"], lambda r: r["gpu_model"] in ("H100-SXM", "A100-SXM4-80GB")),
+        (["--provider", "azure"], lambda r: r["provider"] == "azure"),
+        (["--min-gpu-memory", "80"], lambda r: r["gpu_memory_gb"] >= 80),
+        (["--max-price", "1.5"], lambda r: r["usd_per_gpu_hour"] <= 1.5),
+        (["--spot"], lambda r: r["market"] == "spot"),
+        (["--on-demand"], lambda r: r["market"] == "on_demand"),
+        (["--available"], lambda r: r["availability"] == "available"),
+    ],
+    ids=["family", "models", "provider", "memory", "price", "spot", "on-demand", "available"],
+)
+def test_offers_filters(catalog_db, args, check):
+    everything = invoke_json("offers", "--json", "--limit", "1000", "--db", str(catalog_db))
+    rows = invoke_json("offers", *args, "--json", "--limit", "1000", "--db", str(catalog_db))
+    assert rows and all(check(r) for r in rows)
+    assert len(rows) == len([r for r in everything if check(r)])
+
+
+def test_offers_table_output(catalog_db):
+    result = runner.invoke(app, ["offers", "--gpu", "H100", "--provider", "aws", "--on-demand", "--db", str(catalog_db)])
+    assert result.exit_code == 0
+    assert "p5.48xlarge" in result.stdout and "55.04" in result.stdout
+
+
+def test_status_json(catalog_db):
+    rows = {r["source"]: r for r in invoke_json("status", "--json", "--db", str(catalog_db))}
+    assert sorted(rows) == ["aws-pricelist", "aws-spot", "aws-spot-advisor", "azure-retail", "runpod-graphql"]
+    assert {r["status"] for r in rows.values()} == {"ok"}
+    assert rows["aws-spot"]["unknown_gpus"] == ["g7e"]
+    assert (rows["aws-spot"]["rows_valid"], rows["aws-spot"]["rows_rejected"]) == (46, 5)
+
+
+def test_sql_formats(catalog_db):
+    query = "SELECT provider, count(*) AS n FROM current_offers GROUP BY provider ORDER BY provider"
+    as_csv = runner.invoke(app, ["sql", query, "--format", "csv", "--db", str(catalog_db)])
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert [r["provider"] for r in rows] == ["aws", "azure", "runpod"]
+    as_json = invoke_json("sql", query, "--format", "json", "--db", str(catalog_db))
+    assert [r["provider"] for r in as_json] == ["aws", "azure", "runpod"]
+    assert [int(r["n"]) for r in rows] == [r["n"] for r in as_json]
+
+
+def test_fit_macro_is_usable_from_plain_sql(catalog_db):
+    rows = invoke_json(
+        "sql",
+        "SELECT provider, instance_type, gpu_count, nodes FROM fit_offers(per_gpu_gb := 150, gpus := 16) ORDER BY usd_per_hour_total",
+        "--format", "json", "--db", str(catalog_db),
+    )  # fmt: skip
+    # 150 GB per GPU on 16 GPUs: only nodes with a multi-node fabric and >= 167 GB cards.
+    assert rows and all(r["nodes"] * r["gpu_count"] == 16 for r in rows)
+    assert {r["instance_type"] for r in rows} <= {"p6-b200.48xlarge", "Standard_ND96isr_MI300X_v5", "Standard_ND128isr_NDR_GB200_v6"}
+
+
+def test_parse_prints_json_lines_with_a_table_field(fixtures_dir):
+    result = runner.invoke(app, ["parse", "aws-spot", str(fixtures_dir / "aws/aws-spot/spot.json")])
+    assert result.exit_code == 0
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {line["table"] for line in lines} == {"offers", "rejected_rows"}
+    assert [line["reasons"] for line in lines if line["table"] == "rejected_rows"][0][0].startswith(("no_price", "unknown_gpu"))
+    assert all(line["source_url"] == "https://website.spot.ec2.aws.a2z.com/spot.json" for line in lines if line["table"] == "offers")
+
+
+def test_export_writes_a_verifiable_snapshot(catalog_db, tmp_path):
+    out = invoke_json("export", "--out", str(tmp_path / "snaps"), "--json", "--db", str(catalog_db))
+    names = {r["name"]: r for r in out["relations"]}
+    assert {"current_offers", "offer_versions", "scrape_runs", "rejected_rows", "gpu_models", "interruption_rates"} <= set(names)
+    snapshot = tmp_path / "snaps" / f"snapshot={out['snapshot']}"
+    assert (snapshot / "current_offers.parquet").is_file()
+    assert invoke_json("export", "--verify", str(snapshot), "--json")["ok"] is True
+
+    (snapshot / "scrape_runs.parquet").write_bytes(b"not parquet any more")
+    result = runner.invoke(app, ["export", "--verify", str(snapshot)])
+    assert result.exit_code == 1
+    assert "scrape_runs.parquet: sha256 differs" in result.stdout
+
+
+def test_export_is_deterministic_for_the_same_data(catalog_db, tmp_path):
+    from datetime import UTC, datetime
+
+    from gpucat.export import export_snapshot
+    from warehouse import db
+
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(catalog_db, copy)
+    with db.connect(copy, read_only=True) as con:
+        a = export_snapshot(con, tmp_path / "a", now=datetime(2026, 11, 30, tzinfo=UTC))
+        b = export_snapshot(con, tmp_path / "b", now=datetime(2026, 11, 30, tzinfo=UTC))
+    assert [r["sha256"] for r in a.manifest["relations"]] == [r["sha256"] for r in b.manifest["relations"]]
