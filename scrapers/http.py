@@ -12,6 +12,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import logging
 import os
 import random
 import tempfile
@@ -96,6 +97,18 @@ def _quote(value: str, safe: str = "", encoding: str | None = None, errors: str 
 def json_body(payload: Any) -> bytes:
     """The exact bytes gpucat sends for a JSON request (captures match on their hash)."""
     return json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
+
+
+class _RedactingFilter(logging.Filter):
+    """httpx logs every request URL at INFO; strip secret query values before anything prints it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_url(a) if isinstance(a, httpx.URL) else a for a in record.args)
+        return True
+
+
+logging.getLogger("httpx").addFilter(_RedactingFilter())
 
 
 # --- client factory ---------------------------------------------------------------------------

@@ -213,3 +213,41 @@ def test_replay_refuses_unknown_requests_and_edited_bodies(tmp_path):
     page.path.write_text("tampered")
     with pytest.raises(FetchError, match="sha256"):
         replay.get("https://api.example.com/x")
+
+
+def test_httpx_request_logs_are_redacted(tmp_path, caplog):
+    import logging
+
+    handler, _ = responder(httpx.Response(200))
+    fetcher, _ = fetcher_for(handler, tmp_path)
+    with caplog.at_level(logging.INFO, logger="httpx"):
+        fetcher.get("https://api.example.com/x", params={"api_key": "sk-secret-value"})
+    assert "api.example.com" in caplog.text
+    assert "sk-secret-value" not in caplog.text
+
+
+def test_per_host_concurrency_is_limited(tmp_path):
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scrapers.http import MAX_CONCURRENT_PER_HOST
+
+    lock = threading.Lock()
+    active, peak = 0, 0
+
+    def handler(request):
+        nonlocal active, peak
+        with lock:
+            active += 1
+            peak = max(peak, active)
+        time.sleep(0.05)
+        with lock:
+            active -= 1
+        return httpx.Response(200, text="ok")
+
+    client = make_client(SOURCE, httpx.MockTransport(handler))
+    fetcher = Fetcher(SOURCE, client, workdir=tmp_path, env={})
+    with ThreadPoolExecutor(max_workers=3 * MAX_CONCURRENT_PER_HOST) as pool:
+        list(pool.map(lambda i: fetcher.get(f"https://api.example.com/{i}"), range(3 * MAX_CONCURRENT_PER_HOST)))
+    assert peak == MAX_CONCURRENT_PER_HOST
