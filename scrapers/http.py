@@ -182,16 +182,20 @@ class GuardTransport(httpx.BaseTransport):
         self._inner.close()
 
 
-def make_client(source: Source, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+def make_http_client(name: str, hosts: frozenset[str], transport: httpx.BaseTransport | None = None) -> httpx.Client:
     """The only way gpucat builds an HTTP client. `transport` is for replay and tests."""
     inner = transport if transport is not None else httpx.HTTPTransport(retries=0)
     return httpx.Client(
-        transport=GuardTransport(inner, source.hosts, source.name),
+        transport=GuardTransport(inner, hosts, name),
         timeout=TIMEOUT,
         headers={"User-Agent": USER_AGENT},
         follow_redirects=True,
         max_redirects=5,
     )
+
+
+def make_client(source: Source, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    return make_http_client(source.name, source.hosts, transport)
 
 
 # --- fetcher ----------------------------------------------------------------------------------

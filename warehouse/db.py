@@ -104,14 +104,20 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def load_reference(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    """Replace the reference tables from the CSVs shipped in the repo, validated first."""
+    """Replace the reference tables from the CSVs shipped in the repo, each validated first."""
+    from gpucat.memory.archs import MODEL_ARCHS_CSV
     from schemas.gpu_models import GpuModelRow
+    from schemas.model_archs import ModelArchRow
 
-    frame = pl.read_csv(GPU_MODELS_CSV, infer_schema_length=None)
-    frame = GpuModelRow.validate(frame)
+    frames = {
+        # Identifiers below are fixed here, never user input.
+        "gpu_models": GpuModelRow.validate(pl.read_csv(GPU_MODELS_CSV, infer_schema_length=None)),
+        "model_archs": ModelArchRow.validate(pl.read_csv(MODEL_ARCHS_CSV, infer_schema_length=None)),
+    }
     with transaction(con):
-        con.execute("DELETE FROM gpu_models")
-        con.register("reference_frame", frame)
-        con.execute("INSERT INTO gpu_models BY NAME SELECT * FROM reference_frame")
-        con.unregister("reference_frame")
-    return {"gpu_models": frame.height}
+        for table, frame in frames.items():
+            con.execute(f"DELETE FROM {table}")
+            con.register("reference_frame", frame)
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
+            con.unregister("reference_frame")
+    return {table: frame.height for table, frame in frames.items()}

@@ -1,0 +1,88 @@
+"""Which rented configurations can run a fine-tuning job: the memory estimate joined with the catalog.
+
+For each GPU count N the run could use (1 only without sharding; 1, 2, 4, … up to `max_gpus`
+with DDP, ZeRO or FSDP) the estimator gives the memory each GPU needs; the `fit_offers` macro
+returns the offers where that fits: one instance with N GPUs, or identical instances joined by
+a multi-node fabric. Each offer is kept at its smallest fitting N, ranked by the hourly price of
+the whole configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import duckdb
+
+from gpucat.errors import UserInputError
+from gpucat.memory import MemoryEstimate, ModelArch, TrainSettings, per_gpu_need
+from warehouse.db import query_sql
+
+GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    headroom: float = 0.1
+    max_gpus: int = 64
+    market: str | None = None
+    providers: Sequence[str] = ()
+    available_only: bool = False
+    limit: int = 30
+
+
+@dataclass(frozen=True)
+class FitResult:
+    estimates: dict[int, MemoryEstimate]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def gpu_counts(settings: TrainSettings, max_gpus: int) -> tuple[int, ...]:
+    if max_gpus < 1:
+        raise UserInputError(f"--max-gpus must be at least 1, got {max_gpus}")
+    if settings.sharding == "none":
+        return (1,)  # without data parallelism more GPUs do not change what one GPU holds
+    return tuple(n for n in GPU_COUNTS if n <= max_gpus)
+
+
+def fit(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings, options: FitOptions) -> FitResult:
+    if not 0 <= options.headroom < 1:
+        raise UserInputError(f"--headroom must be a fraction in [0, 1), got {options.headroom}")
+    estimates = per_gpu_need(arch, replace(settings, gpus=1), gpu_counts(settings, options.max_gpus))
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for n, estimate in sorted(estimates.items()):
+        params = {
+            "per_gpu_gb": estimate.per_gpu_gb,
+            "gpus": n,
+            "headroom": options.headroom,
+            "providers": [p.lower() for p in options.providers],
+            "market": options.market,
+            "available_only": options.available_only,
+        }
+        cursor = con.execute(query_sql("fit"), params)
+        columns = [d[0] for d in cursor.description or []]
+        for values in cursor.fetchall():
+            row = dict(zip(columns, values, strict=True))
+            key = (row["provider"], row["offer_id"])
+            if key not in best:  # counts ascend: the first fit is the smallest configuration
+                row["notes"] = notes(row, estimate)
+                best[key] = row
+    rows = sorted(best.values(), key=lambda r: (r["usd_per_hour_total"], r["gpus_total"], r["provider"], r["offer_id"]))
+    return FitResult(estimates=estimates, rows=rows[: options.limit])
+
+
+def notes(row: dict[str, Any], estimate: MemoryEstimate) -> list[str]:
+    """What the user should know before renting this configuration for this job."""
+    out = []
+    if estimate.requires.get("bf16") and not row["gpu_bf16"]:
+        out.append("no bf16 on this GPU: use --precision fp16-mixed or fp32")
+    if estimate.requires.get("nf4") and not row["gpu_bnb_4bit"]:
+        out.append("no bitsandbytes 4-bit kernels for this GPU")
+    if row["nodes"] > 1:
+        out.append(f"{row['nodes']} nodes over {row['fabric']}")
+    if row["gpu_count"] < 1:
+        out.append("fractional GPU slice")
+    if row["availability"] == "unavailable":
+        out.append("out of stock now")
+    return out

@@ -1,0 +1,225 @@
+"""Peak GPU memory of a fine-tuning run, component by component.
+
+    per GPU = CUDA context (+ NCCL)
+            + model states: frozen weights, trainable weights, fp32 master weights, gradients,
+              optimizer states (each divided across GPUs as the sharding mode says)
+            + the larger of two moments:
+                forward/backward: saved activations + max(logits and loss buffers,
+                                  one checkpointed layer's recompute) + gather/dequant buffers
+                optimizer step:   full gradients + the optimizer's temporaries
+            + an allocator margin on the short-lived part
+
+Gradients are freed after each optimizer step (`zero_grad(set_to_none=True)`, PyTorch's default),
+so a run without gradient accumulation holds them only from the backward pass to the step; with
+accumulation they live through the next forward too. The breakdown lists what is live at the
+peak moment and sums to `per_gpu_gb`; `phases_gb` gives both moments.
+
+Units: bytes internally, GB (10^9 bytes) in `MemoryEstimate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+
+from gpucat.memory.activations import ActivationPolicy, estimate_activations
+from gpucat.memory.archs import ModelArch, lora_targets, lora_trainable_params, param_counts
+from gpucat.memory.settings import TrainSettings, validate_settings
+from gpucat.memory.states import model_states
+
+GB = 1e9
+# Global constants, each set once for all models and settings:
+CUDA_CONTEXT_GB = 0.5  # CUDA context + kernels with lazy module loading (PyTorch >= 1.13: ~0.3-0.5 GB)
+NCCL_GB = 0.5  # per-process NCCL communicator buffers when more than one GPU (heuristic)
+ALLOCATOR_MARGIN = 0.10  # caching-allocator fragmentation, as a share of short-lived memory:
+#                          the value where the median signed error on the calibration set's
+#                          reserved-memory points is about zero (-0.5%)
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    model: str
+    settings: TrainSettings
+    total_params: int
+    trainable_params: int
+    per_gpu_gb: float  # what must fit on each GPU (nvidia-smi view), GB = 1e9 bytes
+    breakdown: dict[str, float]  # component -> GB, live at the peak; sums to per_gpu_gb
+    peak_phase: str  # "forward-backward" or "optimizer-step"
+    phases_gb: dict[str, float]  # per-GPU total at each of the two moments
+    host_gb: float  # host RAM per GPU process holding offloaded state
+    host_breakdown: dict[str, float]
+    requires: dict[str, bool]  # hardware/kernel needs: bf16 support, NF4 / int8 kernels
+    assumptions: list[str] = field(default_factory=list)
+
+    def torch_allocated_gb(self) -> float:
+        """The estimate as `torch.cuda.max_memory_allocated` would report it: no context, no
+        allocator margin, and no paged optimizer states (they live outside PyTorch's allocator)."""
+        skip = {"cuda_context", "nccl_buffers", "allocator_margin"}
+        paged = self.breakdown.get("optimizer_states", 0.0) if self.settings.optimizer.startswith("paged") else 0.0
+        return sum(v for k, v in self.breakdown.items() if k not in skip) - paged
+
+    def torch_reserved_gb(self) -> float:
+        """The estimate as `torch.cuda.max_memory_reserved` would report it."""
+        return self.torch_allocated_gb() + self.breakdown.get("allocator_margin", 0.0)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["settings"]["lora_targets"] = list(lora_targets(self.settings.lora_targets))
+        return out
+
+
+def _activation_policy(s: TrainSettings, notes: list[str]) -> ActivationPolicy:
+    adapted = frozenset() if s.method == "full" else frozenset(lora_targets(s.lora_targets))
+    every_linear = frozenset({"q", "k", "v", "o", "gate", "up", "down", "lm_head"})
+    saved_inputs = every_linear if s.method == "full" else adapted
+    if s.method == "qlora" and s.bnb_keeps_4bit_inputs:
+        saved_inputs = saved_inputs | {"q", "k", "v", "o", "gate", "up", "down"}
+        notes.append("bitsandbytes < 0.43.2: every 4-bit linear keeps its input until backward")
+    return ActivationPolicy(
+        act_bytes=4 if s.precision == "fp32" else 2,
+        autocast=s.precision in ("bf16-mixed", "fp16-mixed"),
+        saved_inputs=saved_inputs,
+        norms_trainable=s.method == "full",
+        flash=s.attention == "flash",
+        lora_rank=s.lora_rank if s.method != "full" and s.adapter_params is None else 0,
+        lora_modules=adapted,
+        lora_dropout=s.lora_dropout > 0,
+    )
+
+
+def estimate_memory(arch: ModelArch, settings: TrainSettings) -> MemoryEstimate:
+    """Peak memory per GPU for fine-tuning `arch` with `settings`, with its breakdown."""
+    s = settings
+    validate_settings(arch, s)
+    notes: list[str] = []
+    counts = param_counts(arch)
+    if s.method == "full":
+        trainable = counts.total
+    elif s.adapter_params is not None:
+        trainable = s.adapter_params
+    else:
+        trainable = lora_trainable_params(arch, s.lora_rank, s.lora_targets)
+    st = model_states(arch, s, trainable, notes)
+
+    target_len = s.target_len or s.seq_len
+    acts = estimate_activations(
+        arch, _activation_policy(s, notes), batch=s.batch_size, seq_len=s.seq_len,
+        target_len=target_len, checkpointing=s.grad_checkpointing, cross_entropy=s.cross_entropy,
+    )
+    saved = acts.saved
+    if s.offload_activations:
+        on_gpu = saved * min(1.0, 2 / (arch.n_layers + arch.n_encoder_layers))
+        st.host["activations"] = saved - on_gpu
+        saved = on_gpu
+        notes.append("activation offloading: checkpointed layer inputs stream to host; two layers stay on the GPU")
+    dequant = counts.largest_linear * (4 if s.precision == "fp32" else 2) if s.method == "qlora" else 0.0
+
+    # Gradients: with optimizer-in-backward only the tensor being applied exists; otherwise they
+    # exist from backward to the step, and through the next forward when accumulating.
+    largest_tensor = min(trainable, max(counts.largest_linear, arch.vocab_size * arch.hidden_size))
+    div_grads = s.gpus if s.gpus > 1 and s.sharding in ("zero2", "zero3", "fsdp") else 1
+    if s.optimizer_in_backward:
+        grads_fb, grads_step = largest_tensor * st.grad_bytes / div_grads, 0.0
+        notes.append("optimizer step fused into backward: each gradient is freed as soon as it is applied")
+    else:
+        grads_fb, grads_step = (st.gradients if s.grad_accumulation > 1 else 0.0), st.gradients
+
+    static = {
+        "cuda_context": CUDA_CONTEXT_GB * GB,
+        "nccl_buffers": NCCL_GB * GB if s.gpus > 1 else 0.0,
+        "weights_frozen": st.weights_frozen,
+        "weights_trainable": st.weights_trainable,
+        "master_weights": st.master_weights,
+        "optimizer_states": st.optimizer_states,
+        "ddp_grad_buckets": st.ddp_grad_buckets,
+    }
+    forward_backward = {
+        "autocast_weight_copies": st.autocast_weight_copies,
+        "gradients": grads_fb,
+        "activations": saved,
+        "logits_loss": acts.logits if acts.logits >= acts.recompute else 0.0,
+        "checkpoint_recompute": acts.recompute if acts.recompute > acts.logits else 0.0,
+        "dequant_buffer": dequant,
+        "zero_gather_buffer": st.zero_gather_buffer,
+    }
+    # The step's own temporaries: one tensor's worth for per-tensor implementations (fused AdamW,
+    # bitsandbytes, for-loop). PyTorch's foreach AdamW holds a state-sized list instead: not modelled.
+    step_temp = 0.0 if s.offload != "none" else largest_tensor * 4 / div_grads
+    optimizer_step = {"gradients": grads_step, "optimizer_step_temp": step_temp}
+    margin_fb = ALLOCATOR_MARGIN * (saved + max(acts.logits, acts.recompute) + dequant + st.zero_gather_buffer)
+    margin_step = ALLOCATOR_MARGIN * step_temp
+    fb_total = sum(static.values()) + sum(forward_backward.values()) + margin_fb
+    step_total = sum(static.values()) + sum(optimizer_step.values()) + margin_step
+    if s.optimizer_in_backward or fb_total >= step_total:
+        phase, live, margin = "forward-backward", forward_backward, margin_fb
+    else:
+        phase, live, margin = "optimizer-step", optimizer_step, margin_step
+    breakdown_bytes = {**static, **live, "allocator_margin": margin}
+
+    if s.cross_entropy == "standard" and acts.logits > 0.25 * max(fb_total, step_total):
+        notes.append("the standard loss's fp32 logits buffers are a large share here; --cross-entropy "
+                     "chunked or fused (Liger, Cut Cross-Entropy) shrinks them")
+    notes += _general_notes(arch, s, phase, target_len)
+    return MemoryEstimate(
+        model=arch.name,
+        settings=s,
+        total_params=counts.total,
+        trainable_params=trainable,
+        per_gpu_gb=round(sum(breakdown_bytes.values()) / GB, 3),
+        breakdown={k: round(v / GB, 3) for k, v in breakdown_bytes.items() if v > 0},
+        peak_phase=phase,
+        phases_gb={"forward-backward": round(fb_total / GB, 3),
+                   "optimizer-step": 0.0 if s.optimizer_in_backward else round(step_total / GB, 3)},
+        host_gb=round(sum(st.host.values()) / GB, 3),
+        host_breakdown={k: round(v / GB, 3) for k, v in st.host.items() if v > 0},
+        requires={"bf16": s.precision.startswith("bf16"),
+                  "nf4": s.method == "qlora" and s.quant.startswith("nf4"),
+                  "int8": s.method == "qlora" and s.quant == "int8"},
+        assumptions=notes,
+    )
+
+
+def _general_notes(arch: ModelArch, s: TrainSettings, phase: str, target_len: int) -> list[str]:
+    notes = [
+        f"peak at the {phase.replace('-', '/')} moment; GB = 10^9 bytes; CUDA context "
+        f"{CUDA_CONTEXT_GB} GB; allocator margin {ALLOCATOR_MARGIN:.0%} of short-lived memory",
+        {"bf16-mixed": "bf16-mixed: fp32 parameters and gradients, AdamW states in fp32, bf16 autocast compute",
+         "fp16-mixed": "fp16-mixed: fp32 parameters and gradients, AdamW states in fp32, fp16 autocast compute",
+         "bf16-true": "bf16-true: parameters, gradients, optimizer states and activations all in bf16",
+         "fp32": "fp32: everything in 32-bit floats"}[s.precision],
+    ]
+    if arch.arch_type == "encoder-decoder":
+        notes.append(f"encoder sequences are {s.seq_len} tokens and decoder sequences {target_len} "
+                     "(packed, or padded to the longest sample in the batch)")
+    else:
+        notes.append(f"every sequence is {s.seq_len} tokens (packed, or padded to the longest sample in the batch)")
+    if s.grad_accumulation > 1:
+        notes.append("gradient accumulation keeps gradients alive through the next forward pass")
+    if s.attention == "flash" and s.precision == "fp32":
+        notes.append("fp32 has no FlashAttention kernel; PyTorch SDPA's memory-efficient kernel keeps "
+                     "the same linear memory")
+    if arch.arch_type == "encoder-decoder" and s.attention == "flash":
+        notes.append("T5's relative-position bias needs an additive bias, so 'flash' means SDPA's "
+                     "memory-efficient kernel")
+    if arch.arch_type == "encoder":
+        notes.append("encoder-only model: a classification head is assumed, so logits are negligible")
+    if arch.is_moe:
+        notes.append(f"MoE: all {arch.n_experts} experts resident; each token's activations through "
+                     f"{arch.n_active_experts} experts (even routing assumed)")
+    if s.optimizer == "adafactor":
+        notes.append("adafactor: factored second moment, no first moment (transformers' default)")
+    if s.optimizer == "sgd":
+        notes.append("sgd: one momentum buffer per parameter")
+    if s.optimizer == "adamw" and s.offload == "none":
+        notes.append("adamw: a fused or per-tensor step; PyTorch's default foreach step can add one "
+                     "state-sized temporary list")
+    notes.append("no torch.compile fusions inside layers: with compile the estimate is an upper bound")
+    if s.method == "qlora" and s.sharding in ("zero3", "fsdp") and s.gpus > 1:
+        notes.append("sharding 4-bit weights needs bnb_4bit_quant_storage set to the compute dtype (FSDP-QLoRA)")
+    return notes
+
+
+def per_gpu_need(
+    arch: ModelArch, settings: TrainSettings, gpu_counts: tuple[int, ...] = (1, 2, 4, 8, 16)
+) -> dict[int, MemoryEstimate]:
+    """The estimate for each GPU count, same settings otherwise (for the `fit` query)."""
+    return {count: estimate_memory(arch, replace(settings, gpus=count)) for count in gpu_counts}

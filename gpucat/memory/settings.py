@@ -1,0 +1,107 @@
+"""Training settings: what a fine-tuning run looks like, and which combinations make sense.
+
+`TrainSettings` is a frozen dataclass shared by `gpucat memory` and `gpucat fit`; its defaults are
+a single-GPU bf16 LoRA run. `validate_settings` turns a bad value or an impossible combination
+into one `UserInputError` line that names the command-line flag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gpucat.errors import UserInputError
+from gpucat.memory.archs import ModelArch, block_linears, lora_targets
+
+Method = Literal["full", "lora", "qlora"]
+Precision = Literal["bf16-mixed", "bf16-true", "fp16-mixed", "fp32"]
+Optimizer = Literal["adamw", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor"]
+Sharding = Literal["none", "ddp", "zero1", "zero2", "zero3", "fsdp"]
+Offload = Literal["none", "optimizer", "params"]
+Attention = Literal["flash", "eager"]
+CrossEntropy = Literal["standard", "chunked", "fused"]
+Quant = Literal["nf4", "nf4-dq", "int8"]
+
+METHODS: tuple[Method, ...] = ("full", "lora", "qlora")
+PRECISIONS: tuple[Precision, ...] = ("bf16-mixed", "bf16-true", "fp16-mixed", "fp32")
+OPTIMIZERS: tuple[Optimizer, ...] = ("adamw", "adamw-8bit", "paged-adamw-8bit", "sgd", "adafactor")
+SHARDINGS: tuple[Sharding, ...] = ("none", "ddp", "zero1", "zero2", "zero3", "fsdp")
+OFFLOADS: tuple[Offload, ...] = ("none", "optimizer", "params")
+ATTENTIONS: tuple[Attention, ...] = ("flash", "eager")
+CROSS_ENTROPIES: tuple[CrossEntropy, ...] = ("standard", "chunked", "fused")
+QUANTS: tuple[Quant, ...] = ("nf4", "nf4-dq", "int8")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """One fine-tuning configuration. Defaults are a single-GPU bf16 LoRA run."""
+
+    method: Method = "lora"
+    precision: Precision = "bf16-true"
+    optimizer: Optimizer = "adamw"
+    lora_rank: int = 16
+    lora_targets: str | tuple[str, ...] = "all-linear"  # preset or module names (+ "lm_head")
+    lora_dropout: float = 0.0
+    quant: Quant = "nf4-dq"  # storage of the frozen linears for method "qlora"
+    batch_size: int = 1  # micro-batch per GPU
+    seq_len: int = 2048  # tokens per sequence of the longest batch (padded or packed length)
+    target_len: int | None = None  # decoder length of an encoder-decoder (default: seq_len)
+    grad_checkpointing: bool = True
+    attention: Attention = "flash"
+    cross_entropy: CrossEntropy = "standard"
+    grad_accumulation: int = 1  # micro-batches per optimizer step (>1 keeps gradients through forward)
+    gpus: int = 1
+    sharding: Sharding = "none"
+    offload: Offload = "none"
+    offload_activations: bool = False  # torchtune-style offloading of saved activations to host
+    optimizer_in_backward: bool = False  # step each parameter during backward and free its grad
+    adapter_params: int | None = None  # trainable count of a non-LoRA adapter (IA3, prompt tuning)
+    # bitsandbytes before 0.43.2 kept every 4-bit linear's input alive for backward (fixed in
+    # bitsandbytes PR #1270); set for runs on those versions.
+    bnb_keeps_4bit_inputs: bool = False
+
+
+# Command-line spelling of each setting, for error messages the CLI user can act on.
+FLAGS = {
+    "method": "--method", "precision": "--precision", "optimizer": "--optimizer", "sharding": "--sharding",
+    "offload": "--offload", "attention": "--attention", "cross_entropy": "--cross-entropy", "quant": "--quant",
+    "batch_size": "--batch", "seq_len": "--seq-len", "gpus": "--gpus", "grad_accumulation": "--grad-accum",
+    "lora_rank": "--lora-rank", "target_len": "--target-len", "lora_dropout": "--lora-dropout",
+}
+
+
+def validate_settings(arch: ModelArch, s: TrainSettings) -> None:
+    """Raise `UserInputError` (one line) for a bad value or an impossible combination."""
+    choices = {
+        "method": METHODS, "precision": PRECISIONS, "optimizer": OPTIMIZERS, "sharding": SHARDINGS,
+        "offload": OFFLOADS, "attention": ATTENTIONS, "cross_entropy": CROSS_ENTROPIES, "quant": QUANTS,
+    }
+    for name, allowed in choices.items():
+        value = getattr(s, name)
+        if value not in allowed:
+            raise UserInputError(f"{FLAGS[name]} must be one of {', '.join(allowed)}, got {value!r}")
+    for name in ("batch_size", "seq_len", "gpus", "grad_accumulation", "lora_rank"):
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UserInputError(f"{FLAGS[name]} must be a positive integer, got {value!r}")
+    if s.target_len is not None:
+        if arch.arch_type != "encoder-decoder":
+            raise UserInputError("--target-len applies only to encoder-decoder models (T5, mT5)")
+        if s.target_len < 1:
+            raise UserInputError(f"--target-len must be a positive integer, got {s.target_len}")
+    if not 0 <= s.lora_dropout < 1:
+        raise UserInputError(f"--lora-dropout must be in [0, 1), got {s.lora_dropout}")
+    if s.adapter_params is not None and (s.method == "full" or s.adapter_params < 0):
+        raise UserInputError("adapter_params applies to lora/qlora and must be >= 0")
+    if s.offload == "params" and s.sharding not in ("zero3", "fsdp"):
+        raise UserInputError("--offload params needs --sharding zero3 or fsdp (parameters are offloaded per shard)")
+    if s.optimizer_in_backward and s.grad_accumulation > 1:
+        raise UserInputError("--optimizer-in-backward applies each gradient at once, so it needs --grad-accum 1")
+    if s.offload_activations and not s.grad_checkpointing:
+        raise UserInputError("--offload-activations is modelled with --grad-checkpointing (as torchtune runs it)")
+    if s.method != "full" and not isinstance(s.lora_targets, str):
+        unknown = set(s.lora_targets) - {lin.name for lin in block_linears(arch)} - {"lm_head"}
+        if unknown:
+            raise UserInputError(f"LoRA target(s) {', '.join(sorted(unknown))} do not exist in {arch.name}")
+    elif s.method != "full":
+        lora_targets(s.lora_targets)  # an unknown preset name raises

@@ -1,0 +1,136 @@
+"""Model states on one GPU: weights, master copies, gradients and optimizer states.
+
+Bytes per parameter follow the precision regime (`bf16-mixed` keeps fp32 weights, gradients and
+AdamW states plus a 16-bit working copy; `bf16-true` keeps all of them in bf16), the quantized
+storage of QLoRA's frozen linears, and the optimizer. Sharding divides them as in the ZeRO paper
+(ZeRO-1: optimizer states and master weights; ZeRO-2: + gradients; ZeRO-3 / FSDP FULL_SHARD:
++ parameters, plus gathered layers in flight); offload moves them to host RAM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpucat.memory.archs import ModelArch, block_linears, lora_targets, param_counts
+from gpucat.memory.settings import TrainSettings
+
+# Quantized storage in bytes per weight, from bitsandbytes' block layouts:
+NF4_BYTES = 0.5 + 4 / 64  # 4-bit codes + one fp32 absmax per 64 weights = 4.5 bits
+NF4_DQ_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)  # absmax quantized to 8 bits per 256 blocks = 4.127 bits
+INT8_BYTES = 1.0  # LLM.int8 weights; per-row scales are negligible
+BNB_8BIT_STATE_BYTES = 1 + 4 / 256  # one state: 1-byte codes + an fp32 absmax per 256-value block
+
+
+def _optimizer_state_bytes(arch: ModelArch, s: TrainSettings, trainable: int, state_bytes: int) -> float:
+    """Optimizer states for the trainable parameters."""
+    if s.optimizer == "adamw":
+        return 2 * state_bytes * trainable
+    if s.optimizer in ("adamw-8bit", "paged-adamw-8bit"):
+        return 2 * BNB_8BIT_STATE_BYTES * trainable
+    if s.optimizer == "sgd":
+        return state_bytes * trainable  # momentum buffer
+    # Adafactor (transformers' defaults: no first moment): fp32 row and column statistics per
+    # matrix, a full fp32 second moment for vectors.
+    if s.method == "full":
+        counts = param_counts(arch)
+        matrix_params = sum(r * c * n for r, c, n in counts.matrices)
+        factored = sum((r + c) * n for r, c, n in counts.matrices)
+        return 4 * (factored + max(trainable - matrix_params, 0))
+    if s.adapter_params is not None:
+        return 4 * trainable
+    names = set(lora_targets(s.lora_targets))
+    r = s.lora_rank
+    factored = sum((r + lin.in_features + lin.out_features + r) * lin.count
+                   for lin in block_linears(arch) if lin.name in names)
+    return 4 * factored
+
+
+@dataclass
+class ModelStates:
+    """Model-state bytes on one GPU after sharding and offload, plus what went to the host."""
+
+    weights_frozen: float
+    weights_trainable: float
+    master_weights: float
+    optimizer_states: float
+    gradients: float  # all of this GPU's gradients, once the backward pass has produced them
+    autocast_weight_copies: float
+    ddp_grad_buckets: float
+    zero_gather_buffer: float
+    grad_bytes: int  # per trainable parameter
+    host: dict[str, float]
+
+
+def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[str]) -> ModelStates:
+    counts = param_counts(arch)
+    total, n = counts.total, s.gpus
+    mixed = s.precision in ("bf16-mixed", "fp16-mixed")
+    compute_bytes = 4 if s.precision == "fp32" else 2
+    stored_bytes = 2 if s.precision == "bf16-true" else 4  # parameters as kept between steps
+    lm_head_matrix = arch.vocab_size * arch.hidden_size
+
+    frozen = 0.0
+    autocast_copies = 0.0
+    if s.method == "qlora":
+        q_bytes = {"nf4": NF4_BYTES, "nf4-dq": NF4_DQ_BYTES, "int8": INT8_BYTES}[s.quant]
+        frozen = counts.block_linear * q_bytes + (total - counts.block_linear) * stored_bytes
+        if mixed:  # only the unquantized output projection goes through autocast's cast
+            autocast_copies = lm_head_matrix * 2
+        notes.append(f"frozen block linears stored as {s.quant} ({q_bytes:.3f} B/param); embeddings, "
+                     "norms and the output projection stay unquantized")
+    elif s.method == "lora":
+        frozen = total * stored_bytes
+        if mixed:
+            autocast_copies = (counts.block_linear + lm_head_matrix) * 2
+    if mixed and s.method != "full":
+        notes.append(f"{s.precision}: frozen weights kept in fp32 and cast to 16 bits for every "
+                     "forward (the copies stay alive until backward)")
+
+    trainable_weights = trainable * compute_bytes  # the working copy (fp32 runs: the only copy)
+    master = trainable * 4.0 if mixed else 0.0
+    grad_bytes = 2 if s.precision == "bf16-true" else 4
+    grads = float(trainable * grad_bytes)
+    states = _optimizer_state_bytes(arch, s, trainable, 2 if s.precision == "bf16-true" else 4)
+
+    sharded = n > 1 and s.sharding not in ("none", "ddp")
+    if s.sharding not in ("none", "ddp") and n == 1:
+        notes.append(f"--sharding {s.sharding} with one GPU divides nothing")
+    div_states = n if sharded else 1
+    div_grads = n if sharded and s.sharding in ("zero2", "zero3", "fsdp") else 1
+    div_params = n if sharded and s.sharding in ("zero3", "fsdp") else 1
+    if s.sharding == "fsdp":
+        notes.append("fsdp = FULL_SHARD: parameters, gradients and optimizer states sharded as in ZeRO-3")
+
+    st = ModelStates(
+        weights_frozen=frozen / div_params, weights_trainable=trainable_weights / div_params,
+        master_weights=master / div_states, optimizer_states=states / div_states,
+        gradients=grads / div_grads, autocast_weight_copies=autocast_copies / div_params,
+        ddp_grad_buckets=grads if s.sharding == "ddp" and n > 1 else 0.0,
+        zero_gather_buffer=0.0, grad_bytes=grad_bytes, host={},
+    )
+    if st.ddp_grad_buckets:
+        notes.append("ddp: gradient buckets hold a second copy of the gradients (PyTorch's default "
+                     "gradient_as_bucket_view=False)")
+    if sharded and s.sharding in ("zero3", "fsdp"):
+        per_param = (frozen + trainable_weights) / max(total, 1)
+        units = 2 if s.sharding == "fsdp" else 1  # FSDP prefetches the next unit during backward
+        st.zero_gather_buffer = counts.largest_layer * per_param * units
+        if s.method == "full":
+            st.zero_gather_buffer += counts.largest_layer * grad_bytes  # the unit's unsharded grads
+        notes.append(f"{s.sharding}: {units} gathered layer(s) of {counts.largest_layer / 1e6:.0f}M "
+                     "parameters in flight")
+    if s.offload in ("optimizer", "params"):
+        st.host.update(optimizer_states=st.optimizer_states, master_weights=st.master_weights,
+                       gradients_fp32=trainable * 4.0 / div_grads)
+        st.optimizer_states = st.master_weights = 0.0
+        st.gradients = min(st.gradients, counts.largest_layer * 2.0)  # one layer's reduce bucket
+        notes.append("optimizer offload (DeepSpeed ZeRO-Offload style): gradients stream to host "
+                     "layer by layer and the optimizer step runs on the CPU")
+    if s.offload == "params":
+        st.host["weights"] = st.weights_frozen + st.weights_trainable
+        st.weights_frozen = st.weights_trainable = 0.0
+    if s.optimizer.startswith("paged"):
+        notes.append("paged optimizer states sit in CUDA unified memory: counted on the GPU here, "
+                     "but bitsandbytes pages them to host RAM rather than failing when the GPU is "
+                     "full, and torch.cuda memory counters do not see them")
+    return st

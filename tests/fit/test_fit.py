@@ -1,0 +1,96 @@
+"""`gpucat fit` over the replayed catalog: what fits, at which GPU count, and the same answer in SQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from gpucat.cli import app
+from gpucat.fit import FitOptions, fit
+from gpucat.memory import TrainSettings, resolve_model
+from warehouse import db
+
+runner = CliRunner()
+
+
+def fit_json(catalog_db, *args: str) -> dict:
+    result = runner.invoke(app, ["fit", *args, "--json", "--limit", "1000", "--db", str(catalog_db)])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_qlora_70b_fits_single_cards_with_the_need_shown(catalog_db):
+    out = fit_json(catalog_db, "--model", "llama-3.1-70b", "--method", "qlora", "--batch", "1", "--seq-len", "2048")
+    rows = out["offers"]
+    single = [r for r in rows if r["gpus_total"] == 1]
+    assert single, "a 70B QLoRA fits one 80 GB card"
+    assert {r["gpu_model"] for r in single} >= {"H100-SXM", "A100-SXM4-80GB"}
+    for r in rows:
+        assert r["need_gb_per_gpu"] == pytest.approx(out["per_gpu_gb"][str(r["gpus_total"])])
+        assert r["need_gb_per_gpu"] <= r["gpu_memory_gb"] * 0.9
+    assert [r["usd_per_hour_total"] for r in rows] == sorted(r["usd_per_hour_total"] for r in rows)
+
+
+def test_full_70b_lists_only_multi_gpu_configurations(catalog_db):
+    out = fit_json(
+        catalog_db, "--model", "llama-3.1-70b", "--method", "full", "--precision", "bf16-mixed",
+        "--sharding", "fsdp", "--batch", "1", "--seq-len", "2048",
+    )  # fmt: skip
+    rows = out["offers"]
+    assert rows
+    assert min(r["gpus_total"] for r in rows) >= 8
+    multi_node = [r for r in rows if r["nodes"] > 1]
+    assert multi_node and all(r["fabric"] in ("efa", "infiniband") for r in multi_node)
+    assert all(f"{r['nodes']} nodes over {r['fabric']}" in r["notes"] for r in multi_node)
+
+
+def test_each_offer_appears_at_its_smallest_fitting_gpu_count(catalog_db):
+    rows = fit_json(catalog_db, "--model", "llama-3.1-70b", "--method", "full", "--sharding", "fsdp")["offers"]
+    ids = [(r["provider"], r["offer_id"]) for r in rows]
+    assert len(ids) == len(set(ids))
+
+
+def test_cli_and_sql_macro_agree(catalog_db):
+    out = fit_json(catalog_db, "--model", "llama-3.1-8b", "--method", "lora", "--sharding", "none", "--batch", "2")
+    need = out["per_gpu_gb"]["1"]
+    with db.connect(catalog_db, read_only=True) as con:
+        sql = {tuple(r) for r in con.execute("SELECT provider, offer_id FROM fit_offers(per_gpu_gb := $need, gpus := 1)", {"need": need}).fetchall()}
+    assert {(r["provider"], r["offer_id"]) for r in out["offers"]} == sql
+
+
+def test_cards_without_bf16_or_4bit_kernels_get_a_note(catalog_db):
+    arch = resolve_model("llama-3.2-1b", allow_hub=False)
+    settings = TrainSettings(method="qlora", batch_size=1, seq_len=512, sharding="none")
+    with db.connect(catalog_db, read_only=True) as con:
+        rows = fit(con, arch, settings, FitOptions(limit=1000)).rows
+    t4 = [r for r in rows if r["gpu_model"] == "T4"]
+    assert t4 and all("no bf16 on this GPU: use --precision fp16-mixed or fp32" in r["notes"] for r in t4)
+    h100 = [r for r in rows if r["gpu_model"] == "H100-SXM" and r["gpus_total"] == 1]
+    assert h100 and all(not any("bf16" in n for n in r["notes"]) for r in h100)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--headroom", "1.5"], "--headroom must be a fraction"),
+        (["--max-gpus", "0"], "--max-gpus must be at least 1"),
+        (["--spot", "--on-demand"], "exclude each other"),
+        (["--method", "sideways"], "method"),
+    ],
+)
+def test_bad_fit_options(catalog_db, args, message):
+    base = ["fit", "--model", "llama-3.1-8b", "--db", str(catalog_db)]
+    if "--method" not in args:
+        base += ["--method", "lora"]
+    result = runner.invoke(app, base + args)
+    assert result.exit_code != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+def test_fit_table_output(catalog_db):
+    result = runner.invoke(app, ["fit", "--model", "llama-3.1-8b", "--method", "qlora", "--sharding", "none", "--db", str(catalog_db)])
+    assert result.exit_code == 0
+    assert "memory per GPU (none) 1 GPU:" in result.stdout
