@@ -41,12 +41,14 @@ def validate_task(source_name: str, items: list, pages: list) -> pipeline.Source
 
 @task(name="load", cache_policy=NO_CACHE)
 def load_task(con: Any, run: RunRecord, batch: pipeline.SourceBatch) -> RunRecord:
-    return pipeline.load_batches(con.cursor(), run, batch)
+    with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
+        return pipeline.load_batches(cursor, run, batch)
 
 
 @task(name="record-failure", cache_policy=NO_CACHE)
 def record_failure_task(con: Any, run: RunRecord, error: BaseException) -> RunRecord:
-    return pipeline.record_outcome(con.cursor(), run, error)
+    with con.cursor() as cursor:
+        return pipeline.record_outcome(cursor, run, error)
 
 
 @task(name="load-reference", cache_policy=NO_CACHE)

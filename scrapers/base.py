@@ -9,7 +9,7 @@ URL and fetch time, so `gpucat parse FILE` and a live run share one code path.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -65,9 +65,8 @@ class Source:
     api_key_env: str | None = None
     api_key_required: bool = False
     max_response_bytes: int = 64 * 10**6
-    # URL of a human-readable page documenting the endpoint, for the data model docs.
+    # A human-readable page documenting the endpoint, for whoever maintains the module.
     docs_url: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:

@@ -63,7 +63,13 @@ class MemoryEstimate:
 
     def to_dict(self) -> dict:
         out = asdict(self)
-        out["settings"]["lora_targets"] = list(lora_targets(self.settings.lora_targets))
+        settings = out["settings"]
+        settings["lora_targets"] = list(lora_targets(self.settings.lora_targets))
+        # Options that do not apply to the method are shown as null, not as their defaults.
+        if self.settings.method != "qlora":
+            settings["quant"] = None
+        if self.settings.method == "full":
+            settings.update(lora_rank=None, lora_targets=None, lora_dropout=None)
         return out
 
 
