@@ -126,3 +126,19 @@ def test_missing_required_key_skips_the_source(tmp_path, monkeypatch):
     assert state.is_completed()
     assert summary[0]["status"] == "skipped"
     assert table(path, "SELECT status, error FROM scrape_runs") == [("skipped", "missing API key: RUNPOD_API_KEY is not set")]
+
+
+def test_cli_refresh_reports_json_and_exits_1_when_a_source_fails(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    monkeypatch.setenv("GPUCAT_HTTP_MAX_ATTEMPTS", "1")
+    capture, broken, expected = broken_capture(tmp_path, "http-500")
+    result = CliRunner().invoke(app, ["refresh", "--replay", str(capture), "--db", str(tmp_path / "g.duckdb"), "--json"])
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert report["state"] == "FAILED"
+    statuses = {row["source"]: (row["status"], row["error"] or "") for row in report["sources"]}
+    assert statuses[broken][0] == "failed" and expected in statuses[broken][1]
+    assert all(status == "ok" for name, (status, _) in statuses.items() if name != broken)
