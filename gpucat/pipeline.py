@@ -15,12 +15,12 @@ from pathlib import Path
 
 import duckdb
 
-from gpucat.errors import MissingApiKey
+from gpucat.errors import MissingApiKey, UserInputError
 from gpucat.progress import report
 from schemas import Validated, validate
 from scrapers import all_sources
 from scrapers.base import Page, ParseItem, Rejected, Source, parse_pages
-from scrapers.capture import CaptureWriter, ReplayTransport
+from scrapers.capture import CaptureWriter, ReplayTransport, find_entry
 from scrapers.http import Fetcher, make_client, redact
 from scrapers.normalize import normalize
 from warehouse.load import RunRecord, load_source, record_failure
@@ -118,9 +118,6 @@ def known_secrets(env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
 
 def pages_from_files(paths: Sequence[Path]) -> list[Page]:
     """Saved bodies as pages: URL and fetch time from their capture manifest when there is one."""
-    from gpucat.errors import UserInputError
-    from scrapers.capture import find_entry
-
     pages = []
     for path in paths:
         if not path.is_file():
