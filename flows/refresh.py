@@ -53,7 +53,7 @@ def record_failure_task(con: Any, run: RunRecord, error: BaseException) -> RunRe
 
 @task(name="load-reference", cache_policy=NO_CACHE)
 def load_reference_task(con: Any) -> dict[str, int]:
-    return db.load_reference(con)
+    return pipeline.load_reference(con)
 
 
 @flow(name="refresh", log_prints=True)

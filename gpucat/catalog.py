@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from gpucat.errors import QueryError
+from schemas.errors import QueryError
 from scrapers import all_sources
 from warehouse.db import query_sql
 

@@ -18,7 +18,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from gpucat import __version__
-from gpucat.errors import UserInputError
+from schemas.errors import UserInputError
 
 MANIFEST = "manifest.json"
 

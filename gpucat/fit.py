@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from gpucat.errors import UserInputError
+from schemas.errors import UserInputError
 from gpucat.memory import MemoryEstimate, ModelArch, TrainSettings, per_gpu_need
 from warehouse.db import query_sql
 

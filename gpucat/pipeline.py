@@ -14,16 +14,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pandera.polars as pa
+import polars as pl
 
-from gpucat.errors import MissingApiKey, UserInputError
+from schemas.errors import MissingApiKey, UserInputError
+from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
-from schemas import Validated, validate
+from schemas.gpu_models import GpuModelRow
+from schemas.model_archs import ModelArchRow
+from schemas.reference import GPU_MODELS_CSV
+from schemas.validate import Validated, validate
 from scrapers import all_sources
-from scrapers.base import Page, ParseItem, Rejected, Source, parse_pages
+from schemas.records import Page, ParseItem, Rejected
+from scrapers.base import Source, parse_pages
 from scrapers.capture import CaptureWriter, ReplayTransport, find_entry
-from scrapers.http import Fetcher, make_client, redact
+from schemas.redact import redact
+from scrapers.http import Fetcher, make_client
 from scrapers.normalize import normalize
+from warehouse import db
 from warehouse.load import RunRecord, load_source, record_failure
+
+# Reference tables every refresh reloads from the repo: table -> (CSV, its pandera model).
+REFERENCE_TABLES: dict[str, tuple[Path, type[pa.DataFrameModel]]] = {
+    "gpu_models": (GPU_MODELS_CSV, GpuModelRow),
+    "model_archs": (MODEL_ARCHS_CSV, ModelArchRow),
+}
 
 # DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting.
 _WRITE_LOCK = threading.Lock()
@@ -78,7 +93,7 @@ def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> S
     earlier = [item for item in items if isinstance(item, Rejected)]
     batches = []
     for table in source.tables:
-        records = [item for item in items if not isinstance(item, Rejected) and item.get("table") == table]
+        records = [item for item in items if not isinstance(item, Rejected) and item.table == table]
         batch = validate(table, records)
         batches.append(Validated(table, batch.frame, [r for r in earlier if r.table == table] + batch.rejected))
     stray = [r for r in earlier if r.table not in source.tables]
@@ -129,3 +144,9 @@ def pages_from_files(paths: Sequence[Path]) -> list[Page]:
             mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
             pages.append(Page(url=path.resolve().as_uri(), fetched_at=mtime, path=path))
     return pages
+
+
+def load_reference(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Validate every reference CSV against its model, then replace the tables in one transaction."""
+    frames = {table: model.validate(pl.read_csv(path, infer_schema_length=None)) for table, (path, model) in REFERENCE_TABLES.items()}
+    return db.load_reference(con, frames)

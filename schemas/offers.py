@@ -7,7 +7,7 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from warehouse.reference import gpu_models
+from schemas.reference import gpu_models
 
 MARKETS = ["on_demand", "spot"]
 AVAILABILITY = ["available", "unavailable", "unknown"]

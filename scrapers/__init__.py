@@ -8,7 +8,7 @@ import importlib
 import pkgutil
 from functools import cache
 
-from gpucat.errors import UserInputError
+from schemas.errors import UserInputError
 from scrapers.base import Source
 
 _INFRASTRUCTURE = {"base", "http", "capture", "normalize"}

@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO
 
-from gpucat.errors import ParseError
+from schemas.errors import ParseError
 from scrapers import _aws
-from scrapers.base import Page, ParseItem, Rejected, Source
-from scrapers.http import Fetcher
+from schemas.records import Offer, Page, ParseItem, Rejected
+from scrapers.base import Fetcher, Source
 
 HOST = "pricing.us-east-1.amazonaws.com"
 BASE = f"https://{HOST}"
@@ -136,32 +136,31 @@ def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) 
     family = _aws.family(instance_type)
     gpu_memory_total = _gb(get("GPU Memory")) if "GPU Memory" in col else None
     spec = _aws.INSTANCES.get(instance_type)
-    return {
-        "table": "offers",
-        "provider": "aws",
-        "offer_id": f"{instance_type}/{region}/on_demand",
-        "source": SOURCE.name,
-        "instance_type": instance_type,
-        "region": region,
-        "market": "on_demand",
-        "tier": None,
-        "gpu_name": family,
-        "gpu_model": _aws.FAMILY_GPU.get(family),
-        "gpu_count": gpu_count,
-        "gpu_memory_gb": _per_device_gb(gpu_memory_total, gpu_count),
-        "vcpus": vcpus,
-        "ram_gb": _gb(get("Memory")),
-        "price": price,
-        "price_unit": "instance_hour",
-        "currency": get("Currency"),
-        "availability": "unknown",
-        "available_count": None,
-        "interconnect": _aws.interconnect_for(instance_type, gpu_count),
-        "fabric": spec.fabric if spec else None,
-        "fabric_gbps": spec.fabric_gbps if spec else None,
-        "source_url": url,
-        "scraped_at": fetched_at,
-    }
+    return Offer(
+        provider="aws",
+        offer_id=f"{instance_type}/{region}/on_demand",
+        source=SOURCE.name,
+        instance_type=instance_type,
+        region=region,
+        market="on_demand",
+        tier=None,
+        gpu_name=family,
+        gpu_model=_aws.FAMILY_GPU.get(family),
+        gpu_count=gpu_count,
+        gpu_memory_gb=_per_device_gb(gpu_memory_total, gpu_count),
+        vcpus=vcpus,
+        ram_gb=_gb(get("Memory")),
+        price=price,
+        price_unit="instance_hour",
+        currency=get("Currency"),
+        availability="unknown",
+        available_count=None,
+        interconnect=_aws.interconnect_for(instance_type, gpu_count),
+        fabric=spec.fabric if spec else None,
+        fabric_gbps=spec.fabric_gbps if spec else None,
+        source_url=url,
+        scraped_at=fetched_at,
+    )
 
 
 def _per_device_gb(total_gb: float | None, gpu_count: float) -> float | None:

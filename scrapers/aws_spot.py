@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.errors import ParseError
+from schemas.errors import ParseError
 from scrapers import _aws
-from scrapers.base import Page, ParseItem, Rejected, Source
-from scrapers.http import Fetcher
+from schemas.records import Offer, Page, ParseItem, Rejected
+from scrapers.base import Fetcher, Source
 
 HOST = "website.spot.ec2.aws.a2z.com"
 URL = f"https://{HOST}/spot.json"
@@ -79,32 +79,31 @@ def _offer(region: str, size: dict[str, Any], currency: str, url: str, fetched_a
         if gpu_model is None:
             return Rejected("offers", (f"unknown_gpu: {family!r}",), raw)
         return Rejected("offers", (f"unknown_instance_type: {instance_type!r} (GPU count and specs not in the AWS table)",), raw)
-    return {
-        "table": "offers",
-        "provider": "aws",
-        "offer_id": f"{instance_type}/{region}/spot",
-        "source": SOURCE.name,
-        "instance_type": instance_type,
-        "region": region,
-        "market": "spot",
-        "tier": None,
-        "gpu_name": family,
-        "gpu_model": gpu_model,
-        "gpu_count": float(spec.gpu_count),
-        "gpu_memory_gb": None,
-        "vcpus": float(spec.vcpus),
-        "ram_gb": round(spec.ram_gib * _aws.GIB_TO_GB, 3),
-        "price": price,
-        "price_unit": "instance_hour",
-        "currency": currency,
-        "availability": "unknown",
-        "available_count": None,
-        "interconnect": spec.interconnect,
-        "fabric": spec.fabric,
-        "fabric_gbps": spec.fabric_gbps,
-        "source_url": url,
-        "scraped_at": fetched_at,
-    }
+    return Offer(
+        provider="aws",
+        offer_id=f"{instance_type}/{region}/spot",
+        source=SOURCE.name,
+        instance_type=instance_type,
+        region=region,
+        market="spot",
+        tier=None,
+        gpu_name=family,
+        gpu_model=gpu_model,
+        gpu_count=float(spec.gpu_count),
+        gpu_memory_gb=None,
+        vcpus=float(spec.vcpus),
+        ram_gb=round(spec.ram_gib * _aws.GIB_TO_GB, 3),
+        price=price,
+        price_unit="instance_hour",
+        currency=currency,
+        availability="unknown",
+        available_count=None,
+        interconnect=spec.interconnect,
+        fabric=spec.fabric,
+        fabric_gbps=spec.fabric_gbps,
+        source_url=url,
+        scraped_at=fetched_at,
+    )
 
 
 SOURCE = Source(

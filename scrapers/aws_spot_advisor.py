@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.errors import ParseError
-from scrapers.base import Page, ParseItem, Rejected, Source
-from scrapers.http import Fetcher
+from schemas.errors import ParseError
+from schemas.records import InterruptionRate, Page, ParseItem, Rejected
+from scrapers.base import Fetcher, Source
 
 HOST = "spot-bid-advisor.s3.amazonaws.com"
 URL = f"https://{HOST}/spot-advisor-data.json"
@@ -54,20 +54,19 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
                     yield Rejected("interruption_rates", (f"unknown_band_index: {band!r}",), raw)
                     continue
                 lower, upper = bounds[band]
-                yield {
-                    "table": "interruption_rates",
-                    "provider": "aws",
-                    "region": region,
-                    "instance_type": instance_type,
-                    "os": os_name,
-                    "source": SOURCE.name,
-                    "interruption_band": ranges[band],
-                    "band_lower_pct": lower,
-                    "band_upper_pct": upper,
-                    "savings_pct": float(entry["s"]) if isinstance(entry.get("s"), int | float) else None,
-                    "source_url": url,
-                    "scraped_at": fetched_at,
-                }
+                yield InterruptionRate(
+                    provider="aws",
+                    region=region,
+                    instance_type=instance_type,
+                    os=os_name,
+                    source=SOURCE.name,
+                    interruption_band=ranges[band],
+                    band_lower_pct=lower,
+                    band_upper_pct=upper,
+                    savings_pct=float(entry["s"]) if isinstance(entry.get("s"), int | float) else None,
+                    source_url=url,
+                    scraped_at=fetched_at,
+                )
 
 
 SOURCE = Source(

@@ -19,10 +19,11 @@ from datetime import datetime
 from typing import IO, Any
 from urllib.parse import quote
 
-from gpucat.errors import ParseError
-from scrapers.base import Page, ParseItem, Rejected, Source
-from scrapers.http import Fetcher
-from warehouse.reference import gpu_models
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected
+from scrapers.base import Fetcher, Source
+
+from schemas.reference import gpu_models
 
 HOST = "prices.azure.com"
 API_VERSION = "2023-01-01-preview"
@@ -136,32 +137,31 @@ def _offer(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | 
     found = gpu_for_sku(sku)
     family, gpu_count = found if found else (None, None)
     size = _SIZE_TOKEN.match(sku)
-    return {
-        "table": "offers",
-        "provider": "azure",
-        "offer_id": f"{sku}/{region}/{market}",
-        "source": SOURCE.name,
-        "instance_type": sku,
-        "region": region,
-        "market": market,
-        "tier": None,
-        "gpu_name": sku,
-        "gpu_model": family.gpu_model if family else None,
-        "gpu_count": float(gpu_count) if gpu_count is not None else 0.0,
-        "gpu_memory_gb": _slice_memory_gb(family.gpu_model, gpu_count) if family and gpu_count and gpu_count < 1 else None,
-        "vcpus": float(size.group(1)) if size else None,
-        "ram_gb": None,
-        "price": float(item["retailPrice"]),
-        "price_unit": "instance_hour",
-        "currency": item["currencyCode"],
-        "availability": "unknown",
-        "available_count": None,
-        "interconnect": family.interconnect if family and gpu_count and gpu_count > 1 else None,
-        "fabric": family.fabric if family else None,
-        "fabric_gbps": float(family.fabric_gbps) if family and family.fabric_gbps else None,
-        "source_url": url,
-        "scraped_at": fetched_at,
-    }
+    return Offer(
+        provider="azure",
+        offer_id=f"{sku}/{region}/{market}",
+        source=SOURCE.name,
+        instance_type=sku,
+        region=region,
+        market=market,
+        tier=None,
+        gpu_name=sku,
+        gpu_model=family.gpu_model if family else None,
+        gpu_count=float(gpu_count) if gpu_count is not None else 0.0,
+        gpu_memory_gb=_slice_memory_gb(family.gpu_model, gpu_count) if family and gpu_count and gpu_count < 1 else None,
+        vcpus=float(size.group(1)) if size else None,
+        ram_gb=None,
+        price=float(item["retailPrice"]),
+        price_unit="instance_hour",
+        currency=item["currencyCode"],
+        availability="unknown",
+        available_count=None,
+        interconnect=family.interconnect if family and gpu_count and gpu_count > 1 else None,
+        fabric=family.fabric if family else None,
+        fabric_gbps=float(family.fabric_gbps) if family and family.fabric_gbps else None,
+        source_url=url,
+        scraped_at=fetched_at,
+    )
 
 
 def _slice_memory_gb(gpu_model: str, fraction: float) -> float:
@@ -174,16 +174,16 @@ def postprocess(items: list[ParseItem]) -> Iterable[ParseItem]:
     prices: dict[tuple[str, str], list[float]] = defaultdict(list)
     for item in items:
         if not isinstance(item, Rejected):
-            prices[(item["instance_type"], item["market"])].append(item["price"])
+            prices[(item.instance_type, item.market)].append(item.price)
     for item in items:
         if isinstance(item, Rejected):
             yield item
             continue
-        peers = prices[(item["instance_type"], item["market"])]
+        peers = prices[(item.instance_type, item.market)]
         median = statistics.median(peers)
-        if len(peers) >= 2 and item["price"] < PLACEHOLDER_RATIO * median:
-            reason = f"placeholder_price: {item['price']} is under {PLACEHOLDER_RATIO:.0%} of the median {median} in other regions"
-            yield Rejected("offers", (reason,), {k: v for k, v in item.items() if k != "table"})
+        if len(peers) >= 2 and item.price < PLACEHOLDER_RATIO * median:
+            reason = f"placeholder_price: {item.price} is under {PLACEHOLDER_RATIO:.0%} of the median {median} in other regions"
+            yield Rejected("offers", (reason,), item.as_row())
             continue
         yield item
 

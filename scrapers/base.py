@@ -1,4 +1,4 @@
-"""What every source module declares, and the record types parsers produce.
+"""What every source module declares: the `Source` record the registry discovers.
 
 A source is data: its name, provider, the hosts it may contact, the tables it fills, how to
 fetch (a function over a `Fetcher`) and how to parse (a pure function over a payload).
@@ -8,41 +8,22 @@ URL and fetch time, so `gpucat parse FILE` and a live run share one code path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import IO, Any, Protocol
 
-if TYPE_CHECKING:
-    from scrapers.http import Fetcher
-
-Record = dict[str, Any]
-"""A normalized row bound for `record["table"]`."""
+from schemas.records import Page, ParseItem
 
 
-@dataclass(frozen=True)
-class Rejected:
-    """A row that cannot be trusted: it goes to `rejected_rows` with its reasons, never silently away."""
+class Fetcher(Protocol):
+    """What a source's `fetch` gets (implemented by `scrapers.http.Fetcher`): pages on disk, with retries."""
 
-    table: str
-    reasons: tuple[str, ...]
-    row: dict[str, Any]
+    api_key: str | None
 
+    def get(self, url: str, *, params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> Page: ...
 
-ParseItem = Record | Rejected
-
-
-@dataclass(frozen=True)
-class Page:
-    """One response body as a parser sees it: where it came from and when."""
-
-    url: str  # redacted: never carries a secret
-    fetched_at: datetime  # UTC
-    path: Path  # the body on disk (capture directory or temporary)
-
-    def open(self) -> IO[bytes]:
-        return self.path.open("rb")
+    def post_json(self, url: str, payload: Any, *, headers: Mapping[str, str] | None = None) -> Page: ...
 
 
 class ParseFn(Protocol):
@@ -67,6 +48,9 @@ class Source:
     max_response_bytes: int = 64 * 10**6
     # A human-readable page documenting the endpoint, for whoever maintains the module.
     docs_url: str | None = None
+    # Every canonical gpu_model the module's reviewed mapping tables can produce; the drift
+    # test checks each against the reference table, so a new mapping is never unchecked.
+    gpu_targets: frozenset[str] = frozenset()
 
 
 def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:

@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from gpucat.errors import FetchError, ReplayMiss, UserInputError
+from schemas.errors import FetchError, ReplayMiss, UserInputError
+from schemas.redact import redact_url
 
 if TYPE_CHECKING:
     from scrapers.base import Source
@@ -133,16 +134,13 @@ class ReplayTransport(httpx.BaseTransport):
     """Serves captured responses. Unknown requests raise `ReplayMiss`; edited bodies are refused."""
 
     def __init__(self, root: Path):
-        from scrapers.http import redact_url  # local: http imports this module
-
-        self._redact_url = redact_url
         self._entries: dict[tuple[str, str, str | None], CaptureEntry] = {}
         for entry in read_manifest(root):
-            self._entries[(entry.method, self._redact_url(entry.url), entry.request_body_sha256)] = entry
+            self._entries[(entry.method, redact_url(entry.url), entry.request_body_sha256)] = entry
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()
-        key = (request.method, self._redact_url(request.url), body_hash(request.content))
+        key = (request.method, redact_url(request.url), body_hash(request.content))
         entry = self._entries.get(key)
         if entry is None:
             raise ReplayMiss(f"no captured response for {request.method} {key[1]}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+from importlib import metadata
 import json
 import logging
 import os
@@ -23,28 +24,25 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 
-from gpucat import __version__
-from gpucat.errors import (
+from schemas.errors import (
     DisallowedHost,
     FetchError,
     MissingApiKey,
     ResponseTooLarge,
     TransientFetchError,
 )
-from scrapers.base import Page, Source
+from schemas.records import Page
+from schemas.redact import redact, redact_url
+from scrapers.base import Source
 from scrapers.capture import CaptureWriter
 
-USER_AGENT = f"gpucat/{__version__} (+https://github.com/gpucat/gpucat)"
+USER_AGENT = f"gpucat/{metadata.version('gpucat')} (+https://github.com/gpucat/gpucat)"
 TIMEOUT = httpx.Timeout(connect=10.0, read=60.0, write=30.0, pool=60.0)
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_CONCURRENT_PER_HOST = 4
-# Query parameters whose values are secrets wherever they appear.
-SECRET_PARAMS = frozenset({"api_key", "apikey", "key", "token", "access_token", "signature", "sig", "password", "secret"})
-REDACTED = "REDACTED"
 
 
 @dataclass(frozen=True)
@@ -69,29 +67,6 @@ class RetryPolicy:
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Full jitter: uniform in [0, min(max, base * 2^attempt)]."""
         return rng.uniform(0.0, min(self.backoff_max_s, self.backoff_base_s * 2**attempt))
-
-
-def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Remove secret query values and any known secret strings from a URL or message."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return text
-
-
-def redact_url(url: str | httpx.URL, secrets: tuple[str, ...] = ()) -> str:
-    """A URL safe to log, store and match on: secret query values replaced, default port dropped."""
-    parts = urlsplit(str(httpx.URL(str(url))))
-    if parts.query:
-        query = [(k, REDACTED if k.lower() in SECRET_PARAMS else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-        parts = parts._replace(query=urlencode(query, safe="$'(),:", quote_via=_quote))
-    return redact(urlunsplit(parts), secrets)
-
-
-def _quote(value: str, safe: str = "", encoding: str | None = None, errors: str | None = None) -> str:
-    from urllib.parse import quote
-
-    return quote(value, safe=safe)
 
 
 def json_body(payload: Any) -> bytes:

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.errors import ParseError
-from scrapers.base import Page, ParseItem, Rejected, Source
-from scrapers.http import Fetcher
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected
+from scrapers.base import Fetcher, Source
 
 HOST = "api.runpod.io"
 URL = f"https://{HOST}/graphql"
@@ -120,37 +120,36 @@ def _offer(
     lowest: dict[str, Any],
     url: str,
     fetched_at: datetime,
-) -> dict[str, Any]:
+) -> Offer:
     stock = lowest.get("stockStatus")
     free = lowest.get("maxUnreservedGpuCount")
     available = stock is not None and (free is None or free >= count)
     vcpu, memory = lowest.get("minVcpu"), lowest.get("minMemory")
-    return {
-        "table": "offers",
-        "provider": "runpod",
-        "offer_id": f"{gpu['id']}/{tier}/{market}/{count}x",
-        "source": SOURCE.name,
-        "instance_type": f"{count}x {gpu.get('displayName') or gpu['id']}",
-        "region": "global",
-        "market": market,
-        "tier": tier,
-        "gpu_name": gpu["id"],
-        "gpu_model": gpu_model,
-        "gpu_count": float(count),
-        "gpu_memory_gb": float(gpu["memoryInGb"]) if gpu.get("memoryInGb") else None,
-        "vcpus": float(vcpu) * count if vcpu else None,
-        "ram_gb": float(memory) * count if memory else None,
-        "price": price,
-        "price_unit": "gpu_hour",
-        "currency": "USD",
-        "availability": "available" if available else "unavailable",
-        "available_count": int(free) if free is not None else None,
-        "interconnect": None if count == 1 else ("nvswitch" if gpu_model in _SXM else "pcie"),
-        "fabric": None,
-        "fabric_gbps": None,
-        "source_url": url,
-        "scraped_at": fetched_at,
-    }
+    return Offer(
+        provider="runpod",
+        offer_id=f"{gpu['id']}/{tier}/{market}/{count}x",
+        source=SOURCE.name,
+        instance_type=f"{count}x {gpu.get('displayName') or gpu['id']}",
+        region="global",
+        market=market,
+        tier=tier,
+        gpu_name=gpu["id"],
+        gpu_model=gpu_model,
+        gpu_count=float(count),
+        gpu_memory_gb=float(gpu["memoryInGb"]) if gpu.get("memoryInGb") else None,
+        vcpus=float(vcpu) * count if vcpu else None,
+        ram_gb=float(memory) * count if memory else None,
+        price=price,
+        price_unit="gpu_hour",
+        currency="USD",
+        availability="available" if available else "unavailable",
+        available_count=int(free) if free is not None else None,
+        interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else "pcie"),
+        fabric=None,
+        fabric_gbps=None,
+        source_url=url,
+        scraped_at=fetched_at,
+    )
 
 
 SOURCE = Source(

@@ -36,7 +36,7 @@ def load_fixture_catalog(path: Path) -> Path:
     from warehouse import db
 
     con = db.connect(path)
-    db.load_reference(con)
+    pipeline.load_reference(con)
     with tempfile.TemporaryDirectory() as work:
         options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
         for source in all_sources().values():

@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from schemas.records import Offer
+
 SCRAPED = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
-def offer(**changes: Any) -> dict[str, Any]:
+def offer(**changes: Any) -> Offer:
     base: dict[str, Any] = {
-        "table": "offers",
         "provider": "aws",
         "offer_id": "p5.48xlarge/us-east-1/on_demand",
         "source": "aws-pricelist",
@@ -38,8 +39,8 @@ def offer(**changes: Any) -> dict[str, Any]:
         "scraped_at": SCRAPED,
     }
     base.update(changes)
-    return base
+    return Offer(**base)
 
 
-def offers(n: int, **changes: Any) -> list[dict[str, Any]]:
+def offers(n: int, **changes: Any) -> list[Offer]:
     return [offer(offer_id=f"type{i}/us-east-1/on_demand", instance_type=f"type{i}", **changes) for i in range(n)]

@@ -15,7 +15,7 @@ from schemas.gpu_models import GpuModelRow
 from scrapers import _aws, all_sources, azure_retail, runpod_graphql
 from scrapers.capture import read_manifest
 from tests.conftest import FIXTURES, ROOT
-from warehouse.reference import GPU_MODELS_CSV, gpu_models
+from schemas.reference import GPU_MODELS_CSV, gpu_models
 
 SOURCES = sorted(all_sources())
 

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
-import polars as pl
 
-from gpucat.errors import DatabaseMissing, GpucatError
-from warehouse.reference import GPU_MODELS_CSV
+from schemas.errors import DatabaseMissing, GpucatError
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
@@ -103,17 +102,12 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.commit()
 
 
-def load_reference(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    """Replace the reference tables from the CSVs shipped in the repo, each validated first."""
-    from gpucat.memory.archs import MODEL_ARCHS_CSV
-    from schemas.gpu_models import GpuModelRow
-    from schemas.model_archs import ModelArchRow
+def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any]) -> dict[str, int]:
+    """Replace reference tables with validated frames (table name -> polars frame), in one transaction.
 
-    frames = {
-        # Identifiers below are fixed here, never user input.
-        "gpu_models": GpuModelRow.validate(pl.read_csv(GPU_MODELS_CSV, infer_schema_length=None)),
-        "model_archs": ModelArchRow.validate(pl.read_csv(MODEL_ARCHS_CSV, infer_schema_length=None)),
-    }
+    Which tables and files these are is the caller's list (`gpucat.pipeline.REFERENCE_TABLES`);
+    table names come from that list, never from user input.
+    """
     with transaction(con):
         for table, frame in frames.items():
             con.execute(f"DELETE FROM {table}")

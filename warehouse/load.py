@@ -18,9 +18,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from gpucat.errors import BatchRejected
-from schemas import CONTRACTS, Validated
-from scrapers.base import Rejected
+from schemas.errors import BatchRejected
+from schemas.validate import CONTRACTS, Validated
+from schemas.records import Rejected
 from warehouse.db import query_sql, split_statements, transaction
 
 VERSIONS_TABLE = {"offers": "offer_versions", "interruption_rates": "interruption_rate_versions"}

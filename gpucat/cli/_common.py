@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from gpucat.errors import GpucatError
+from schemas.errors import GpucatError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

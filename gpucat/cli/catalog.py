@@ -14,7 +14,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, fail, handle_errors
 from gpucat.cli._render import age, err_console, print_csv, print_json_records, print_table
-from gpucat.errors import UserInputError
+from schemas.errors import UserInputError
 
 DbOption = Annotated[
     Path | None,
@@ -242,7 +242,7 @@ def parse(
     """
     from gpucat import pipeline
     from scrapers import get_source
-    from scrapers.base import Rejected
+    from schemas.records import Rejected
 
     chosen = get_source(source)
     pages = pipeline.pages_from_files(files)
@@ -250,7 +250,7 @@ def parse(
         if isinstance(item, Rejected):
             line: dict[str, Any] = {"table": "rejected_rows", "source": chosen.name, "table_name": item.table, "reasons": list(item.reasons), "row": item.row}
         else:
-            line = item
+            line = {"table": item.table, **item.as_row()}
         sys.stdout.write(json.dumps(line, default=_json_default, sort_keys=False) + "\n")
 
 

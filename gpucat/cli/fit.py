@@ -16,7 +16,7 @@ from gpucat.cli.memory import (
     OffloadActivationsOption, OffloadOption, OptimizerInBackwardOption, OptimizerOption, PrecisionOption,
     QuantOption, SeqLenOption, ShardingOption, TargetLenOption, train_settings,
 )  # fmt: skip
-from gpucat.errors import UserInputError
+from schemas.errors import UserInputError
 
 
 @app.command("fit")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
-from gpucat.errors import UnknownModel, UserInputError
+from schemas.errors import UnknownModel, UserInputError
 
 ArchType = Literal["decoder", "encoder-decoder", "encoder"]
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpucat.errors import UnknownModel, UserInputError
+from schemas.errors import UnknownModel, UserInputError
 from gpucat.memory.archs import ModelArch, find_model_arch, param_counts
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpucat.errors import UserInputError
+from schemas.errors import UserInputError
 from gpucat.memory.archs import LORA_TARGET_PRESETS, ModelArch
 from gpucat.memory.settings import TrainSettings, validate_settings
 

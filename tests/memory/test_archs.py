@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 import polars as pl
 import pytest
 
-from gpucat.errors import UnknownModel
+from schemas.errors import UnknownModel
 from gpucat.memory.archs import (
     CSV_COLUMNS,
     find_model_arch,

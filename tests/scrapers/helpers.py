@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpucat import pipeline
 from scrapers import get_source
-from scrapers.base import ParseItem, Rejected
+from schemas.records import ParseItem, Rejected
 from tests.conftest import FIXTURES
 
 FETCHED = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
@@ -19,13 +19,26 @@ def parse_fixture(source: str, *files: str) -> list[ParseItem]:
     return pipeline.parse_source(get_source(source), pages)
 
 
-def parse_bytes(source: str, body: bytes, url: str = "https://example.invalid/x") -> list[ParseItem]:
-    """Only the parser (no batch pass, no normalization), over an in-memory body."""
-    return list(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED))
+def parse_bytes(source: str, body: bytes, url: str = "https://example.invalid/x") -> list[dict | Rejected]:
+    """Only the parser (no batch pass, no normalization), over an in-memory body; records as dicts."""
+    return [plain(i) for i in get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED)]
+
+
+def normalize_bytes(source: str, body: bytes, url: str = "https://example.invalid/x") -> list[dict | Rejected]:
+    """The parser and normalization (no batch pass), over an in-memory body; records as dicts."""
+    from scrapers.normalize import normalize
+
+    return [plain(i) for i in normalize(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED))]
+
+
+def plain(item: ParseItem) -> dict | Rejected:
+    """A record as a plain dict with its table (whole-record comparisons); a rejection as it is."""
+    return item if isinstance(item, Rejected) else {"table": item.table, **item.as_row()}
 
 
 def offers(items: list[ParseItem]) -> list[dict]:
-    return [i for i in items if not isinstance(i, Rejected)]
+    """Records as plain dicts (with their table), for whole-record comparisons."""
+    return [plain(i) for i in items if not isinstance(i, Rejected)]
 
 
 def rejected(items: list[ParseItem]) -> list[Rejected]:

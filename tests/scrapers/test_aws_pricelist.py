@@ -4,9 +4,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gpucat.errors import ParseError
+from schemas.errors import ParseError
 from scrapers import aws_pricelist
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected
 
 US_EAST_1_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/20261113194237/us-east-1/index.csv"
 
@@ -107,9 +107,7 @@ def test_unknown_gpu_family_keeps_its_name_for_the_rejection():
 
 
 def parse_fixture_free(body: str):
-    from scrapers.normalize import normalize
-
-    return list(normalize(parse_bytes("aws-pricelist", body.encode())))
+    return normalize_bytes("aws-pricelist", body.encode())
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gpucat.errors import ParseError
+from schemas.errors import ParseError
 from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
 
 

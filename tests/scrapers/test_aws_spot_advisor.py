@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gpucat.errors import ParseError
+from schemas.errors import ParseError
 from scrapers.aws_spot_advisor import band_bounds
 from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpucat.errors import ParseError
+from schemas.errors import ParseError
 from scrapers import azure_retail
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected
 
 PAGES = ("azure/azure-retail/page-1.json", "azure/azure-retail/page-2.json", "azure/azure-retail/page-3.json")
 
@@ -83,11 +83,9 @@ def test_gpu_model_count_and_memory_from_the_sku_name(sku, gpu_model, count, mem
 
 
 def test_unknown_sku_is_rejected_as_unknown_gpu():
-    from scrapers.normalize import normalize
-
     item = {**_item(), "armSkuName": "Standard_NC8ads_A10_v4", "meterName": "NC8ads A10 v4", "skuName": "NC8ads A10 v4"}
     body = ('{"Items": [' + __import__("json").dumps(item) + '], "NextPageLink": null}').encode()
-    [result] = normalize(parse_bytes("azure-retail", body))
+    [result] = normalize_bytes("azure-retail", body)
     assert result.reasons == ("unknown_gpu: 'Standard_NC8ads_A10_v4'",)
 
 

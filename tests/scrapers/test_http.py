@@ -8,10 +8,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gpucat.errors import DisallowedHost, FetchError, MissingApiKey, ResponseTooLarge, TransientFetchError
+from schemas.errors import DisallowedHost, FetchError, MissingApiKey, ResponseTooLarge, TransientFetchError
 from scrapers.base import Source
 from scrapers.capture import CaptureWriter, ReplayTransport, read_manifest
-from scrapers.http import USER_AGENT, Fetcher, RetryPolicy, make_client, redact_url
+from schemas.redact import redact_url
+from scrapers.http import USER_AGENT, Fetcher, RetryPolicy, make_client
 
 SOURCE = Source(
     name="test-source",

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from gpucat.errors import ParseError
+from schemas.errors import ParseError
 from scrapers import runpod_graphql
 from scrapers.capture import body_hash
 from scrapers.http import Fetcher, json_body, make_client

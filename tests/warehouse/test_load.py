@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 
 from gpucat import pipeline
-from gpucat.errors import BatchRejected
-from schemas import validate
+from schemas.errors import BatchRejected
+from schemas.validate import validate
 from scrapers import get_source
 from tests.factories import SCRAPED, offer, offers
 from warehouse import db, load
@@ -17,7 +17,7 @@ from warehouse import db, load
 @pytest.fixture
 def con(tmp_path):
     connection = db.connect(tmp_path / "test.duckdb")
-    db.load_reference(connection)
+    pipeline.load_reference(connection)
     yield connection
     connection.close()
 

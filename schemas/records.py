@@ -1,0 +1,107 @@
+"""The records every layer passes on: what a parser yields, what validation and loading take.
+
+`Offer` is the one place that lists an offer's columns: parsers build it, normalization fills
+its USD columns, the pandera model (`schemas/offers.py`), the migration and the column docs
+are checked against it by tests. Units: GB = 10^9 bytes, USD, hours as priced, UTC times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any, ClassVar
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """One rentable GPU configuration at one price, as a provider publishes it.
+
+    Parsers fill what the provider states and leave `usd_per_hour`/`usd_per_gpu_hour` to
+    normalization; `gpu_model` is None when the provider's GPU string maps to nothing (the
+    offer is then rejected as `unknown_gpu`, never dropped).
+    """
+
+    table: ClassVar[str] = "offers"
+
+    provider: str
+    offer_id: str
+    source: str
+    instance_type: str
+    region: str
+    market: str  # on_demand | spot
+    tier: str | None
+    gpu_name: str  # the provider's own GPU string, before mapping
+    gpu_model: str | None  # canonical, from schemas/reference/gpu_models.csv
+    gpu_count: float  # fractional for vGPU slices
+    gpu_memory_gb: float | None  # per GPU device; None = the model's nameplate memory
+    vcpus: float | None
+    ram_gb: float | None
+    price: float  # as quoted, in `currency` per `price_unit`
+    price_unit: str  # instance_hour | gpu_hour
+    currency: str
+    availability: str  # available | unavailable | unknown
+    available_count: int | None
+    interconnect: str | None
+    fabric: str | None
+    fabric_gbps: float | None
+    source_url: str
+    scraped_at: datetime
+    usd_per_hour: float | None = None
+    usd_per_gpu_hour: float | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class InterruptionRate:
+    """How often a spot instance is reclaimed, as a published band, with its savings."""
+
+    table: ClassVar[str] = "interruption_rates"
+
+    provider: str
+    region: str
+    instance_type: str
+    os: str
+    source: str
+    interruption_band: str  # as published, e.g. "<5%"
+    band_lower_pct: float
+    band_upper_pct: float
+    savings_pct: float | None
+    source_url: str
+    scraped_at: datetime
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A row that cannot be trusted: it goes to `rejected_rows` with its reasons, never silently away."""
+
+    table: str
+    reasons: tuple[str, ...]
+    row: dict[str, Any]
+
+
+Record = Offer | InterruptionRate
+ParseItem = Offer | InterruptionRate | Rejected
+RECORD_TYPES: dict[str, type[Offer] | type[InterruptionRate]] = {Offer.table: Offer, InterruptionRate.table: InterruptionRate}
+
+
+def record_columns(table: str) -> list[str]:
+    """The columns of a table's record type, in declaration order."""
+    return [f.name for f in fields(RECORD_TYPES[table])]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One response body as a parser sees it: where it came from and when."""
+
+    url: str  # redacted: never carries a secret
+    fetched_at: datetime  # UTC
+    path: Path  # the body on disk (capture directory or temporary)
+
+    def open(self) -> IO[bytes]:
+        return self.path.open("rb")

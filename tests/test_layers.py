@@ -1,0 +1,145 @@
+"""The house's order, checked from the code's own imports (docs/architecture.md explains it).
+
+Every project module is parsed (not imported), and every `import` in it, at module level or
+inside a function, is an arrow. Arrows may only point to the same floor or a lower one, and
+neither the folders nor the files may import each other in a loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+# Bottom to top. A module belongs to the longest matching prefix.
+FLOORS = ["schemas", "scrapers", "warehouse", "gpucat", "flows", "gpucat.cli"]
+PACKAGES = ("schemas", "scrapers", "warehouse", "gpucat", "flows")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_modules() -> dict[str, Path]:
+    return {module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+
+
+def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
+    """Project modules `path` imports, resolved to the most specific known module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def floor(module: str) -> str:
+    return max((f for f in FLOORS if module == f or module.startswith(f + ".")), key=len)
+
+
+def folder(module: str, modules: dict[str, Path]) -> str:
+    return modules[module].parent.relative_to(ROOT).as_posix()
+
+
+@pytest.fixture(scope="module")
+def graph() -> tuple[dict[str, Path], dict[str, set[str]]]:
+    modules = project_modules()
+    known = set(modules)
+    return modules, {name: imports_of(path, name, known) for name, path in modules.items()}
+
+
+def test_every_arrow_points_to_the_same_floor_or_below(graph):
+    _, edges = graph
+    upward = sorted(
+        f"{src} -> {dst}" for src, targets in edges.items() for dst in targets if FLOORS.index(floor(dst)) > FLOORS.index(floor(src))
+    )
+    assert upward == []
+
+
+def test_the_ground_floor_imports_nothing_else_of_the_project(graph):
+    _, edges = graph
+    assert sorted(f"{s} -> {d}" for s, ts in edges.items() if floor(s) == "schemas" for d in ts if floor(d) != "schemas") == []
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(edges.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_file_imports_itself_through_a_loop(graph):
+    _, edges = graph
+    # A package's __init__ re-exporting its own modules is not a loop between files.
+    files = {s: {d for d in ts if not s.startswith(d + ".")} for s, ts in edges.items()}
+    assert _cycles(files) == []
+
+
+def test_no_folder_imports_itself_through_a_loop(graph):
+    modules, edges = graph
+    folders: dict[str, set[str]] = defaultdict(set)
+    for src, targets in edges.items():
+        for dst in targets:
+            a, b = folder(src, modules), folder(dst, modules)
+            if a != b:
+                folders[a].add(b)
+    assert _cycles(folders) == []
+
+
+def test_the_checker_sees_a_planted_upward_arrow(tmp_path):
+    """The rules above would pass on a parser that saw nothing; show that they see an arrow."""
+    planted = tmp_path / "schemas" / "x.py"
+    planted.parent.mkdir()
+    planted.write_text("def f():\n    from gpucat.cli import app\n")
+    found = imports_of(planted, "schemas.x", {"schemas.x", "gpucat", "gpucat.cli"})
+    assert found == {"gpucat.cli"}
+    assert FLOORS.index(floor("gpucat.cli")) > FLOORS.index(floor("schemas.x"))
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
