@@ -125,6 +125,28 @@ def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseEx
     return run
 
 
+def refresh_source(con: duckdb.DuckDBPyConnection, source: Source, options: FetchOptions, flow_run_id: str | None = None) -> RunRecord:
+    """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised."""
+    run = new_run(source, flow_run_id)
+    try:
+        pages = fetch_source(source, options)
+        batch = validate_source(source, parse_source(source, pages), len(pages))
+        with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
+            return load_batches(cursor, run, batch)
+    except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
+        with con.cursor() as cursor:
+            return record_outcome(cursor, run, exc)
+
+
+def refresh_sources(con: duckdb.DuckDBPyConnection, sources: Sequence[Source], options: FetchOptions, max_workers: int = 4) -> list[RunRecord]:
+    """Every source's chain, concurrently, in this process (no Prefect): the same steps the flow wires."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    load_reference(con)
+    with ThreadPoolExecutor(max_workers=max_workers) as pool:
+        return list(pool.map(lambda source: refresh_source(con, source, options), sources))
+
+
 def known_secrets(env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
     """Values of every API-key variable a source declares, to scrub from anything stored."""
     names = {s.api_key_env for s in all_sources().values() if s.api_key_env}

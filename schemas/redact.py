@@ -30,3 +30,12 @@ def redact_url(url: str | httpx.URL, secrets: tuple[str, ...] = ()) -> str:
 
 def _quote(value: str, safe: str = "", encoding: str | None = None, errors: str | None = None) -> str:
     return quote(value, safe=safe)
+
+
+def match_url(url: str | httpx.URL) -> str:
+    """A URL with secret query parameters left out: a keyless replay matches a keyed capture."""
+    parts = urlsplit(redact_url(url))
+    if parts.query:
+        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() not in SECRET_PARAMS]
+        parts = parts._replace(query=urlencode(query, safe="$'(),:", quote_via=_quote))
+    return urlunsplit(parts)

@@ -52,3 +52,17 @@ def select_sources(names: list[str] | None) -> list[Source]:
             )
         chosen.update((s.name, s) for s in matches)
     return list(chosen.values())
+
+
+def sources_table() -> str:
+    """The README's sources table, as Markdown, from the registry (`gpucat sources --markdown`)."""
+    lines = ["| source | provider | endpoint hosts | API key | what it loads |", "|---|---|---|---|---|"]
+    for source in all_sources().values():
+        if source.api_key_env:
+            key = f"`{source.api_key_env}` " + ("required (skipped without it)" if source.api_key_required else "optional")
+        else:
+            key = "none"
+        docs = f" ([docs]({source.docs_url}))" if source.docs_url else ""
+        hosts = ", ".join(f"`{h}`" for h in sorted(source.hosts))
+        lines.append(f"| `{source.name}` | {source.provider} | {hosts} | {key} | {source.description}{docs} |")
+    return "\n".join(lines) + "\n"

@@ -189,5 +189,6 @@ SOURCE = Source(
     fetch=fetch,
     parse=parse,
     max_response_bytes=20 * 10**9,
+    gpu_targets=frozenset(_aws.FAMILY_GPU.values()),
     docs_url="https://docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/using-the-aws-price-list-bulk-api.html",
 )

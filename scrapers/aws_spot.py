@@ -114,5 +114,6 @@ SOURCE = Source(
     hosts=frozenset({HOST}),
     fetch=fetch,
     parse=parse,
+    gpu_targets=frozenset(_aws.FAMILY_GPU.values()),
     docs_url="https://aws.amazon.com/ec2/spot/pricing/",
 )

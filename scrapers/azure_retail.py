@@ -197,5 +197,6 @@ SOURCE = Source(
     fetch=fetch,
     parse=parse,
     postprocess=postprocess,
+    gpu_targets=frozenset(f.gpu_model for f in SKU_FAMILIES),
     docs_url="https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices",
 )

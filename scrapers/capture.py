@@ -4,6 +4,11 @@ Layout of a capture directory::
 
     <dir>/manifest.jsonl                    one JSON object per response, in fetch order
     <dir>/<provider>/<source>/<file>        the (decoded) response bodies
+    <dir>/<provider>/<source>/manifest.jsonl  optional: a source folder's own entries
+
+A manifest's `body` paths are relative to the folder the manifest is in. `gpucat refresh
+--record` writes one manifest at the top; the bundled fixtures keep one per source folder, so
+a source's fixtures are self-contained and adding one never edits a shared file.
 
 A manifest entry holds the method, the redacted URL, the sha256 of the request body (POST),
 the status, the headers that matter, the body's file, sha256 and size, and `fetched_at`.
@@ -28,7 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from schemas.errors import FetchError, ReplayMiss, UserInputError
-from schemas.redact import redact_url
+from schemas.redact import match_url
 
 if TYPE_CHECKING:
     from scrapers.base import Source
@@ -103,10 +108,20 @@ class CaptureEntry:
     fetched_at: datetime
 
 
+def manifest_files(root: Path) -> list[Path]:
+    """The top manifest and every source folder's manifest under a capture directory."""
+    return [p for p in [root / MANIFEST, *sorted(root.glob(f"*/*/{MANIFEST}"))] if p.is_file()]
+
+
 def read_manifest(root: Path) -> list[CaptureEntry]:
-    path = root / MANIFEST
-    if not path.is_file():
+    files = manifest_files(root)
+    if not files:
         raise UserInputError(f"{root} is not a capture directory (no {MANIFEST})")
+    return [entry for path in files for entry in _read_manifest_file(path)]
+
+
+def _read_manifest_file(path: Path) -> list[CaptureEntry]:
+    folder = path.parent
     entries = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -120,7 +135,7 @@ def read_manifest(root: Path) -> list[CaptureEntry]:
                     request_body_sha256=raw.get("request_body_sha256"),
                     status=int(raw["status"]),
                     headers=dict(raw.get("headers") or {}),
-                    body=root / raw["body"],
+                    body=folder / raw["body"],
                     body_sha256=raw["body_sha256"],
                     fetched_at=datetime.fromisoformat(raw["fetched_at"]),
                 )
@@ -136,11 +151,11 @@ class ReplayTransport(httpx.BaseTransport):
     def __init__(self, root: Path):
         self._entries: dict[tuple[str, str, str | None], CaptureEntry] = {}
         for entry in read_manifest(root):
-            self._entries[(entry.method, redact_url(entry.url), entry.request_body_sha256)] = entry
+            self._entries[(entry.method, match_url(entry.url), entry.request_body_sha256)] = entry
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()
-        key = (request.method, redact_url(request.url), body_hash(request.content))
+        key = (request.method, match_url(request.url), body_hash(request.content))
         entry = self._entries.get(key)
         if entry is None:
             raise ReplayMiss(f"no captured response for {request.method} {key[1]}")
@@ -174,8 +189,11 @@ class _VerifiedFileStream(httpx.SyncByteStream):
 
 
 def rehash(root: Path) -> int:
-    """Refresh body hashes and sizes in a hand-maintained manifest (fixtures); returns entries changed."""
-    path = root / MANIFEST
+    """Refresh body hashes and sizes in hand-maintained manifests (fixtures); returns entries changed."""
+    return sum(_rehash_file(path) for path in manifest_files(root))
+
+
+def _rehash_file(path: Path) -> int:
     lines = path.read_text(encoding="utf-8").splitlines()
     changed = 0
     out = []
@@ -183,7 +201,7 @@ def rehash(root: Path) -> int:
         if not line.strip():
             continue
         raw: dict[str, Any] = json.loads(line)
-        content = (root / raw["body"]).read_bytes()
+        content = (path.parent / raw["body"]).read_bytes()
         digest = hashlib.sha256(content).hexdigest()
         if raw.get("body_sha256") != digest or raw.get("bytes") != len(content):
             raw["body_sha256"], raw["bytes"] = digest, len(content)

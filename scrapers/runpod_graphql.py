@@ -162,5 +162,6 @@ SOURCE = Source(
     parse=parse,
     api_key_env="RUNPOD_API_KEY",
     api_key_required=False,
+    gpu_targets=frozenset(GPU_IDS.values()),
     docs_url="https://docs.runpod.io/sdks/graphql/manage-pods",
 )

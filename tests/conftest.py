@@ -27,7 +27,7 @@ def _no_user_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name, raising=False)
 
 
-def load_fixture_catalog(path: Path) -> Path:
+def load_fixture_catalog(path: Path, replay_dir: Path = FIXTURES) -> Path:
     """The fixtures replayed into a DuckDB file through the pipeline steps (no Prefect: fast)."""
     import tempfile
 
@@ -36,15 +36,35 @@ def load_fixture_catalog(path: Path) -> Path:
     from warehouse import db
 
     con = db.connect(path)
-    pipeline.load_reference(con)
     with tempfile.TemporaryDirectory() as work:
-        options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
-        for source in all_sources().values():
-            pages = pipeline.fetch_source(source, options)
-            batch = pipeline.validate_source(source, pipeline.parse_source(source, pages), len(pages))
-            pipeline.load_batches(con, pipeline.new_run(source), batch)
+        options = pipeline.FetchOptions(workdir=Path(work), replay_dir=replay_dir)
+        runs = pipeline.refresh_sources(con, list(all_sources().values()), options)
     con.close()
+    failed = [f"{r.source}: {r.error}" for r in runs if r.status != "ok"]
+    assert not failed, failed
     return path
+
+
+def fixture_pages(source_name: str, replay_dir: Path = FIXTURES) -> list:
+    """The pages a replayed fetch of one source yields (its fetch walk over the fixtures)."""
+    import tempfile
+
+    from gpucat import pipeline
+    from scrapers import get_source
+
+    work = Path(tempfile.mkdtemp(prefix="gpucat-pages-"))
+    return pipeline.fetch_source(get_source(source_name), pipeline.FetchOptions(workdir=work, replay_dir=replay_dir))
+
+
+def fixture_files(source_name: str) -> list[Path]:
+    """The fixture bodies the source's fetch walk yields as pages, in order (what `gpucat parse` takes)."""
+    from schemas.redact import match_url
+    from scrapers import get_source
+    from scrapers.capture import read_manifest
+
+    source = get_source(source_name)
+    entries = {match_url(e.url): e.body for e in read_manifest(FIXTURES / source.provider / source.name)}
+    return [entries[match_url(page.url)] for page in fixture_pages(source_name)]
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,8 @@
-"""Whole, valid records for tests to vary one field at a time."""
+"""Whole, valid records for tests to vary one field at a time, from a made-up provider.
+
+Warehouse and pipeline tests need records, not any real provider: `EXAMPLE` is a source that
+fetches and parses nothing, so these tests hold whatever sources are registered.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,33 @@ from datetime import UTC, datetime
 from typing import Any
 
 from schemas.records import Offer
+from scrapers.base import Source
+
+
+def example_source(name: str = "example-offers") -> Source:
+    return Source(
+        name=name,
+        provider="example",
+        description="a made-up source for tests",
+        tables=("offers",),
+        hosts=frozenset({"prices.example.com"}),
+        fetch=lambda fetcher: iter(()),
+        parse=lambda body, *, url, fetched_at: iter(()),
+    )
 
 SCRAPED = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
 
 
 def offer(**changes: Any) -> Offer:
     base: dict[str, Any] = {
-        "provider": "aws",
-        "offer_id": "p5.48xlarge/us-east-1/on_demand",
-        "source": "aws-pricelist",
-        "instance_type": "p5.48xlarge",
+        "provider": "example",
+        "offer_id": "gpu8.48xlarge/us-east-1/on_demand",
+        "source": "example-offers",
+        "instance_type": "gpu8.48xlarge",
         "region": "us-east-1",
         "market": "on_demand",
         "tier": None,
-        "gpu_name": "p5",
+        "gpu_name": "gpu8",
         "gpu_model": "H100-SXM",
         "gpu_count": 8.0,
         "gpu_memory_gb": 80.0,
@@ -35,7 +52,7 @@ def offer(**changes: Any) -> Offer:
         "interconnect": "nvswitch",
         "fabric": "efa",
         "fabric_gbps": 3200.0,
-        "source_url": "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv",
+        "source_url": "https://prices.example.com/v1/us-east-1/index.csv",
         "scraped_at": SCRAPED,
     }
     base.update(changes)

@@ -1,67 +1,59 @@
-"""What must not drift apart: sources vs fixtures and tests, mappings vs reference, CLI vs README."""
+"""What must not drift apart: sources vs fixtures and tests, mappings vs reference, CLI vs README.
+
+Every list here comes from the source registry; no test names a provider.
+"""
 
 from __future__ import annotations
 
 import re
-
+from dataclasses import fields
 
 import polars as pl
 import pytest
 import typer.main
 
-from gpucat import pipeline
 from gpucat.cli import app
 from schemas.gpu_models import GpuModelRow
-from scrapers import _aws, all_sources, azure_retail, runpod_graphql
-from scrapers.capture import read_manifest
+from schemas.offers import Offer as OfferModel
+from schemas.records import Offer, record_columns
+from schemas.reference import GPU_MODELS_CSV
+from scrapers import all_sources, sources_table
 from tests.conftest import FIXTURES, ROOT
-from schemas.reference import GPU_MODELS_CSV, gpu_models
+from tests.drift_checks import source_problems
 
 SOURCES = sorted(all_sources())
 
 
-def test_the_sources_this_issue_promises_are_registered():
-    assert set(SOURCES) >= {"aws-pricelist", "aws-spot", "aws-spot-advisor", "azure-retail", "runpod-graphql"}
-
-
 @pytest.mark.parametrize("name", SOURCES)
-def test_every_source_has_replayable_fixtures(name):
-    entries = [e for e in read_manifest(FIXTURES) if f"/{name}/" in f"/{e.body.relative_to(FIXTURES).as_posix()}"]
-    assert entries, f"no fixtures for {name} in fixtures/manifest.jsonl"
-    assert all(e.body.is_file() for e in entries)
-
-
-@pytest.mark.parametrize("name", SOURCES)
-def test_every_source_has_a_parser_test(name):
-    module = all_sources()[name].parse.__module__.rsplit(".", 1)[1]
-    assert (ROOT / "tests" / "scrapers" / f"test_{module}.py").is_file()
-
-
-@pytest.mark.parametrize("name", SOURCES)
-def test_every_source_fixture_parses_into_schema_valid_rows(name):
-    source = all_sources()[name]
-    entries = [e for e in read_manifest(FIXTURES) if f"/{name}/" in f"/{e.body.relative_to(FIXTURES).as_posix()}"]
-    bodies = [e.body for e in entries if not e.body.name.startswith("region_index")]
-    batch = pipeline.validate_source(source, pipeline.parse_source(source, pipeline.pages_from_files(bodies)), len(bodies))
-    assert sum(b.frame.height for b in batch.batches) > 0
-    # Parsers may reject rows for their own reasons; the schema must not have to.
-    schema_failures = [r for b in batch.batches for r in b.rejected if any(x.split(":")[0] in b.frame.columns or x.startswith("row:") for x in r.reasons)]
-    assert schema_failures == []
+def test_every_source_is_whole(name):
+    """Fixtures (bodies, fresh manifest, NOTES.md), a parser test, schema-valid rows, and GPU
+    mappings that target canonical models: see tests/drift_checks.py."""
+    assert source_problems(all_sources()[name], FIXTURES, ROOT / "tests") == []
 
 
 def test_gpu_models_reference_is_valid_and_broad():
     frame = GpuModelRow.validate(pl.read_csv(GPU_MODELS_CSV, infer_schema_length=None))
     assert frame.height >= 40
-    assert set(frame["vendor"]) == {"NVIDIA", "AMD", "Intel", "Google"}
+    assert {"NVIDIA", "AMD", "Intel", "Google"} <= set(frame["vendor"])
 
 
-def test_every_provider_mapping_targets_a_canonical_gpu():
-    targets = set(_aws.FAMILY_GPU.values()) | {f.gpu_model for f in azure_retail.SKU_FAMILIES} | set(runpod_graphql.GPU_IDS.values())
-    assert targets - set(gpu_models()) == set()
+def test_the_offer_record_is_the_one_list_of_offer_columns():
+    assert record_columns("offers") == [f.name for f in fields(Offer)]
+    assert sorted(OfferModel.to_schema().columns) == sorted(record_columns("offers"))
+    from warehouse import db
+
+    with db.connect(":memory:") as con:
+        stored = {c for (c,) in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'offer_versions'").fetchall()}
+        current = {c for (c,) in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'current_offers'").fetchall()}
+    assert set(record_columns("offers")) <= stored
+    assert set(record_columns("offers")) <= current
 
 
-def test_aws_instance_specs_cover_only_known_families():
-    assert {_aws.family(t) for t in _aws.INSTANCES} <= set(_aws.FAMILY_GPU)
+def test_readme_sources_table_is_the_registry():
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- sources:begin -->\n(.*?)<!-- sources:end -->", readme, re.S)
+    assert block, "README lacks the <!-- sources:begin --> ... <!-- sources:end --> block"
+    assert block.group(1) == sources_table(), "README sources table is stale: run `uv run gpucat sources --markdown`"
 
 
 def commands() -> list[str]:
@@ -87,5 +79,3 @@ def test_data_model_doc_names_every_column():
         columns = con.execute("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'").fetchall()
     missing = [f"{t}.{c}" for t, c in columns if t != "schema_migrations" and f"| {c} |" not in doc]
     assert missing == []
-
-

@@ -130,6 +130,31 @@ class _ProgressTable:
 
 @app.command()
 @handle_errors
+def sources(
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the README's Markdown table.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """The registered sources: provider, hosts, API key variable, tables, what each loads."""
+    from scrapers import all_sources, sources_table
+
+    if markdown:
+        sys.stdout.write(sources_table())
+        return
+    rows = [
+        {"source": s.name, "provider": s.provider, "api_key_env": s.api_key_env, "api_key_required": s.api_key_required,
+         "tables": list(s.tables), "hosts": sorted(s.hosts), "description": s.description, "docs_url": s.docs_url}
+        for s in all_sources().values()
+    ]  # fmt: skip
+    if as_json:
+        echo_json(rows)
+        return
+    columns = ["source", "provider", "key", "tables", "description"]
+    key = lambda r: (r["api_key_env"] + (" (required)" if r["api_key_required"] else " (optional)")) if r["api_key_env"] else "none"  # noqa: E731
+    print_table(columns, [[r["source"], r["provider"], key(r), ", ".join(r["tables"]), r["description"]] for r in rows])
+
+
+@app.command()
+@handle_errors
 def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Per source: last run, its age and status, rows loaded and rejected, unknown GPU names."""
     from gpucat import catalog

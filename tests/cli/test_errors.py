@@ -6,6 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
+from scrapers import all_sources
 from warehouse import db
 
 runner = CliRunner()
@@ -53,26 +54,19 @@ def test_unknown_source_for_parse(tmp_path):
 
 
 def test_unreadable_file_for_parse(tmp_path):
-    result = runner.invoke(app, ["parse", "aws-spot", str(tmp_path / "missing.json")])
+    result = runner.invoke(app, ["parse", sorted(all_sources())[0], str(tmp_path / "missing.json")])
     assert result.exit_code == 2
     assert "cannot read" in one_error_line(result)
 
 
-@pytest.mark.parametrize(
-    ("body", "message"),
-    [
-        (b'{"vers": 0.01}', "lacks config.regions"),
-        (b'{"config": {"regions": [{"region": "us-east-1", "instanceTypes": [{"sizes": [{"size": "p5.48xlarge"}]}]}]}}', "missing 'valueColumns'"),
-        (b'{"config": {"regions": [', "not valid JSON"),
-    ],
-    ids=["renamed", "field-missing", "truncated"],
-)
-def test_malformed_payload_for_parse(tmp_path, body, message):
-    path = tmp_path / "spot.json"
+@pytest.mark.parametrize("body", [b"<!DOCTYPE html><html><body><form>Sign in</form></body></html>", b""], ids=["login-page", "empty"])
+@pytest.mark.parametrize("name", sorted(all_sources()))
+def test_a_body_that_is_not_the_payload_is_one_error_line(tmp_path, name, body):
+    path = tmp_path / "body"
     path.write_bytes(body)
-    result = runner.invoke(app, ["parse", "aws-spot", str(path)])
-    assert result.exit_code == 1
-    assert message in one_error_line(result)
+    result = runner.invoke(app, ["parse", name, str(path)])
+    assert result.exit_code == 1, result.output
+    assert one_error_line(result)
 
 
 def test_unknown_provider_for_refresh(tmp_path):

@@ -11,7 +11,7 @@ from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, 
 US_EAST_1_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/20261113194237/us-east-1/index.csv"
 
 # (instance type, GPU model, GPUs, USD per hour) of every on-demand Linux GPU offer in the fixture,
-# per fixtures/NOTES.md; Windows, RHEL, SUSE, Ubuntu Pro, SQL, Dedicated, Host, capacity
+# per fixtures/aws/aws-pricelist/NOTES.md; Windows, RHEL, SUSE, Ubuntu Pro, SQL, Dedicated, Host, capacity
 # reservations, Capacity Blocks and Reserved terms must all stay out.
 US_EAST_1 = {
     ("g4dn.12xlarge", "T4", 4.0, 3.912),

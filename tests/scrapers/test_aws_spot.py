@@ -79,3 +79,31 @@ def test_legacy_jsonp_body_with_old_region_names():
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("aws-spot", body)
+
+
+def test_aws_instance_specs_cover_only_known_families():
+    from scrapers import _aws
+
+    assert {_aws.family(t) for t in _aws.INSTANCES} <= set(_aws.FAMILY_GPU)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"vers": 0.01}', "lacks config.regions"),
+        (b'{"config": {"regions": [{"region": "us-east-1", "instanceTypes": [{"sizes": [{"size": "p5.48xlarge"}]}]}]}}', "missing 'valueColumns'"),
+        (b'{"config": {"regions": [', "not valid JSON"),
+    ],
+    ids=["renamed", "field-missing", "truncated"],
+)
+def test_malformed_payload_is_one_cli_error_line(tmp_path, body, message):
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    runner = CliRunner()
+    path = tmp_path / "spot.json"
+    path.write_bytes(body)
+    result = runner.invoke(app, ["parse", "aws-spot", str(path)])
+    assert result.exit_code == 1
+    assert message in result.stderr.strip() and len(result.stderr.strip().splitlines()) == 1

@@ -9,8 +9,7 @@ import pytest
 from gpucat import pipeline
 from schemas.errors import BatchRejected
 from schemas.validate import validate
-from scrapers import get_source
-from tests.factories import SCRAPED, offer, offers
+from tests.factories import SCRAPED, example_source, offer, offers
 from warehouse import db, load
 
 
@@ -22,8 +21,8 @@ def con(tmp_path):
     connection.close()
 
 
-def run_load(con, records, source="aws-pricelist"):
-    run = pipeline.new_run(get_source(source))
+def run_load(con, records, source="example-offers"):
+    run = pipeline.new_run(example_source(source))
     batch = pipeline.SourceBatch([validate("offers", records)], pages=1)
     return pipeline.load_batches(con, run, batch)
 
@@ -49,18 +48,18 @@ def test_price_change_closes_the_old_version_and_opens_a_new_one(con):
     run_load(con, [offer()])
     run_load(con, [offer(price=50.0, usd_per_hour=50.0, usd_per_gpu_hour=6.25, scraped_at=later)])
     assert versions(con) == [
-        ("p5.48xlarge/us-east-1/on_demand", 55.04, SCRAPED, later),
-        ("p5.48xlarge/us-east-1/on_demand", 50.0, later, None),
+        ("gpu8.48xlarge/us-east-1/on_demand", 55.04, SCRAPED, later),
+        ("gpu8.48xlarge/us-east-1/on_demand", 50.0, later, None),
     ]
-    assert current(con) == [("p5.48xlarge/us-east-1/on_demand", 50.0, later)]
+    assert current(con) == [("gpu8.48xlarge/us-east-1/on_demand", 50.0, later)]
 
 
 def test_unchanged_offer_only_moves_its_scrape_time(con):
     later = SCRAPED + timedelta(hours=1)
     run_load(con, [offer()])
     run_load(con, [offer(scraped_at=later)])
-    assert versions(con) == [("p5.48xlarge/us-east-1/on_demand", 55.04, SCRAPED, None)]
-    assert current(con) == [("p5.48xlarge/us-east-1/on_demand", 55.04, later)]
+    assert versions(con) == [("gpu8.48xlarge/us-east-1/on_demand", 55.04, SCRAPED, None)]
+    assert current(con) == [("gpu8.48xlarge/us-east-1/on_demand", 55.04, later)]
 
 
 def test_offer_gone_from_the_source_is_no_longer_current(con):
@@ -73,8 +72,8 @@ def test_offer_gone_from_the_source_is_no_longer_current(con):
 
 def test_other_sources_rows_are_untouched(con):
     run_load(con, offers(2))
-    spot = [offer(offer_id="p5.48xlarge/us-east-1/spot", market="spot", source="aws-spot")]
-    run_load(con, spot, source="aws-spot")
+    spot = [offer(offer_id="gpu8.48xlarge/us-east-1/spot", market="spot", source="example-spot")]
+    run_load(con, spot, source="example-spot")
     assert len(current(con)) == 3
 
 
@@ -107,5 +106,5 @@ def test_failed_load_rolls_back_everything(con, monkeypatch):
 def test_rejected_rows_are_recorded_with_reasons(con):
     run = run_load(con, offers(2) + [offer(offer_id="bad", price=-1.0)])
     rows = con.execute("SELECT run_id, source, table_name, reasons, row_json->>'offer_id' FROM rejected_rows").fetchall()
-    assert rows == [(run.run_id, "aws-pricelist", "offers", ["price: greater_than(0)"], "bad")]
+    assert rows == [(run.run_id, "example-offers", "offers", ["price: greater_than(0)"], "bad")]
     assert con.execute("SELECT rows_fetched, rows_valid, rows_rejected FROM scrape_runs").fetchone() == (3, 2, 1)
