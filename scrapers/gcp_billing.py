@@ -110,8 +110,7 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
         yield Rejected("offers", (f"not_rentable_on_demand: {family} is sold only as Spot, reservations or DWS",), sku)
         return
     expression = sku["pricingInfo"][0]["pricingExpression"]
-    unit_price = expression["tieredRates"][-1]["unitPrice"]
-    price = int(unit_price["units"] or 0) + unit_price["nanos"] / 1e9
+    unit_price, price = _list_price(expression["tieredRates"])
     problems = []
     if expression["usageUnit"] != "h":
         problems.append(f"unexpected_unit: {expression['usageUnit']!r} (expected 'h')")
@@ -150,6 +149,16 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             source_url=url,
             scraped_at=fetched_at,
         )
+
+
+def _list_price(tiers: list[dict[str, Any]]) -> tuple[dict[str, Any], float]:
+    """The rate a first hour pays: the lowest tier, unless it is a free allowance before a paid one.
+
+    Money is `units` (an int64, so a JSON string) plus `nanos`; proto3 JSON leaves out zeros,
+    so a free tier can be `{"currencyCode": "USD"}` alone.
+    """
+    priced = [(tier["unitPrice"], int(tier["unitPrice"].get("units") or 0) + tier["unitPrice"].get("nanos", 0) / 1e9) for tier in tiers]
+    return next((p for p in priced if p[1] > 0), priced[0])
 
 
 def _load(body: IO[bytes]) -> dict[str, Any]:

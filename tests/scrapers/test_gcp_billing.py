@@ -114,6 +114,27 @@ def test_untrustworthy_skus_are_rejected(sku, reason):
 
 
 @pytest.mark.parametrize(
+    ("tiers", "price"),
+    [
+        ([{"startUsageAmount": 0, "unitPrice": {"currencyCode": "USD", "units": "3"}}], 3.0),
+        ([{"startUsageAmount": 0, "unitPrice": {"currencyCode": "USD", "nanos": 350000000}}], 0.35),
+        (
+            [
+                {"startUsageAmount": 0, "unitPrice": {"currencyCode": "USD"}},
+                {"startUsageAmount": 744, "unitPrice": {"currencyCode": "USD", "units": "0", "nanos": 350000000}},
+            ],
+            0.35,
+        ),
+    ],
+    ids=["nanos-left-out", "units-left-out", "free-allowance-then-paid"],
+)
+def test_money_is_units_plus_nanos_with_proto3_zeros_left_out(tiers, price):
+    sku = _sku(**{"pricingInfo.0.pricingExpression.tieredRates": tiers, "serviceRegions": ["us-central1"]})
+    [offer] = parse_bytes("gcp-billing", json.dumps({"skus": [sku]}).encode())
+    assert offer["price"] == price
+
+
+@pytest.mark.parametrize(
     ("body", "message"),
     [
         (b'{"error": {"code": 400, "message": "API key not valid."}}', "Billing Catalog error"),
