@@ -24,7 +24,7 @@ from scrapers.base import Fetcher, Source
 
 HOST = "api.digitalocean.com"
 URL = f"https://{HOST}/v2/sizes"
-PER_PAGE = 200  # the API's maximum page size
+PER_PAGE = 200  # the default is 20 (pydo docs); 200 is the largest page it serves (unverified)
 MAX_PAGES = 20
 
 # gpu_info.model -> (canonical gpu_model, nameplate GB per GPU). Model strings from gpuhunt's
@@ -151,6 +151,6 @@ SOURCE = Source(
     parse=parse,
     api_key_env="DIGITALOCEAN_TOKEN",
     api_key_required=True,
-    docs_url="https://docs.digitalocean.com/reference/api/digitalocean/#tag/Sizes",
+    docs_url="https://docs.digitalocean.com/reference/api/api-reference/#operation/sizes_list",
     gpu_targets=frozenset(model for model, _ in GPUS.values()),
 )

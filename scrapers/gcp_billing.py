@@ -27,7 +27,7 @@ from scrapers.base import Fetcher, Source
 HOST = "cloudbilling.googleapis.com"
 COMPUTE_ENGINE = "6F81-5844-456A"
 URL = f"https://{HOST}/v1/services/{COMPUTE_ENGINE}/skus"
-PAGE_SIZE = 5000  # the API's maximum; the whole catalog is about 7 pages (providers.md)
+PAGE_SIZE = 5000  # as gputable asks; the catalog is about 35k SKUs over about 7 pages (providers.md)
 MAX_PAGES = 50
 
 # GPU part of a SKU description -> (canonical gpu_model, GCP accelerator type, pricing tier).

@@ -121,6 +121,6 @@ SOURCE = Source(
     parse=parse,
     api_key_env="LAMBDA_API_KEY",
     api_key_required=True,
-    docs_url="https://docs.lambda.ai/api/cloud#listInstanceTypes",
+    docs_url="https://docs.lambda.ai/api/cloud",
     gpu_targets=frozenset(GPUS.values()),
 )

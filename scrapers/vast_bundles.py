@@ -192,6 +192,6 @@ SOURCE = Source(
     parse=parse,
     api_key_env="VAST_API_KEY",
     api_key_required=False,
-    docs_url="https://docs.vast.ai/api-reference/search/search-offers",
+    docs_url="https://vast.ai/developers/api",
     gpu_targets=frozenset(model for models in GPUS.values() for model in models.values()),
 )
