@@ -1,10 +1,12 @@
-"""Google Cloud Billing Catalog: Compute Engine GPU SKUs, per region, on-demand and Spot.
+"""Google Cloud Billing Catalog: Compute Engine GPU and TPU SKUs, per region, on-demand and Spot.
 
 The catalog prices a GPU *attached* to a VM per GPU-hour; the VM's vCPUs and memory are
 separate SKUs, so these offers say `tier="gpu_attach"` (host billed on top). A4's
 "(1 gpu slice)" SKUs are the per-GPU share of a whole a4-highgpu machine (`tier="gpu_slice"`).
+TPU v5e/v5p/v6e are priced per chip-hour (`tier="tpu_chip"`, one chip per offer).
 Commitments, DWS (calendar mode and defined duration), sole tenancy and reservations are other
-ways to buy and are left out; Spot is `usageType=Preemptible`. One SKU lists every region it is
+ways to buy and are left out; Spot is `usageType=Preemptible` (a Spot TPU SKU keeps `OnDemand`
+and says "Preemptible" in its description). One SKU lists every region it is
 priced in (`serviceRegions`), so each region becomes its own offer. The catalog says nothing
 about capacity: availability is `unknown`.
 
@@ -48,6 +50,11 @@ GPUS: dict[str, tuple[str, str, str]] = {
     "RTX 6000 96GB": ("RTX-PRO-6000", "nvidia-rtx-pro-6000", "gpu_attach"),
     "A4 Nvidia B200 (1 gpu slice)": ("B200", "nvidia-b200", "gpu_slice"),
 }
+# TPU v5e, v5p and v6e are priced per chip-hour in this (Compute Engine) catalog, in SKUs whose
+# text names "TpuV5e", "TpuV5p" or "TpuV6e" (skypilot fetch_gcp.py). Older TPUs live in the
+# separate Cloud TPU service (E000-3F24-B8AA) and are not read here.
+TPUS = {"v5e": "TPU-v5e", "v5p": "TPU-v5p", "v6e": "TPU-v6e"}
+_TPU = re.compile(r"TpuV(5e|5p|6e)\b")
 # Machine types GCP does not sell plain on-demand (only Spot, reservations or DWS): gpuhunt's
 # gcp.py filter, citing cloud.google.com/compute/docs/accelerator-optimized-machines
 # #consumption_option_availability_by_machine_type. The catalog still lists an on-demand SKU.
@@ -83,8 +90,8 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         raise ParseError("GCP Billing Catalog page lacks a skus list")
     for sku in skus:
         try:
-            if sku["category"]["resourceGroup"] != "GPU":
-                continue  # vCPU, RAM, disk, licence SKUs are not GPU offers
+            if sku["category"]["resourceGroup"] not in ("GPU", "TPU"):
+                continue  # vCPU, RAM, disk, licence SKUs are not accelerator offers
             yield from _offers(sku, url, fetched_at)
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise ParseError(f"GCP Billing Catalog SKU lacks field {exc}") from None
@@ -95,20 +102,11 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
     usage: str = sku["category"]["usageType"]
     if usage not in USAGE_MARKETS or any(word in description for word in OTHER_PURCHASE_WORDS):
         return  # a commitment, reservation, DWS or sole-tenancy price: not an on-demand/Spot rental
-    market = USAGE_MARKETS[usage]
-    if market == "on_demand" and "Preemptible" in description:
-        yield Rejected("offers", (f"inconsistent_market: usageType OnDemand on {description!r}",), sku)
+    identified = _tpu(description, usage) if sku["category"]["resourceGroup"] == "TPU" else _gpu(description, usage)
+    if isinstance(identified, str):
+        yield Rejected("offers", (identified,), sku)
         return
-    match = _DESCRIPTION.match(description)
-    known = GPUS.get(match["gpu"]) if match else None
-    if known is None:
-        yield Rejected("offers", (f"unknown_gpu: {description!r}",), sku)
-        return
-    gpu_model, accelerator, tier = known
-    if market == "on_demand" and accelerator in NO_PLAIN_ON_DEMAND:
-        family = NO_PLAIN_ON_DEMAND[accelerator]
-        yield Rejected("offers", (f"not_rentable_on_demand: {family} is sold only as Spot, reservations or DWS",), sku)
-        return
+    gpu_name, gpu_model, accelerator, tier, market = identified
     expression = sku["pricingInfo"][0]["pricingExpression"]
     unit_price, price = _list_price(expression["tieredRates"])
     problems = []
@@ -117,7 +115,7 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
     if unit_price["currencyCode"] != "USD":
         problems.append(f"unexpected_currency: {unit_price['currencyCode']!r}")
     if price <= 0:
-        problems.append(f"no_price: {price} USD per GPU-hour is a placeholder")
+        problems.append(f"no_price: {price} USD per {'chip' if tier == 'tpu_chip' else 'GPU'}-hour is a placeholder")
     if not sku["serviceRegions"]:
         problems.append("no_region: serviceRegions is empty")
     if problems:
@@ -132,7 +130,7 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             region=region,
             market=market,
             tier=tier,
-            gpu_name=match["gpu"],
+            gpu_name=gpu_name,
             gpu_model=gpu_model,
             gpu_count=1.0,
             gpu_memory_gb=None,
@@ -149,6 +147,34 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             source_url=url,
             scraped_at=fetched_at,
         )
+
+
+Identified = tuple[str, str, str, str, str]  # gpu_name, gpu_model, accelerator type, tier, market
+
+
+def _gpu(description: str, usage: str) -> Identified | str:
+    """What a GPU SKU sells, or why it cannot be trusted."""
+    market = USAGE_MARKETS[usage]
+    if market == "on_demand" and "Preemptible" in description:
+        return f"inconsistent_market: usageType OnDemand on {description!r}"
+    match = _DESCRIPTION.match(description)
+    known = GPUS.get(match["gpu"]) if match else None
+    if match is None or known is None:
+        return f"unknown_gpu: {description!r}"
+    gpu_model, accelerator, tier = known
+    if market == "on_demand" and accelerator in NO_PLAIN_ON_DEMAND:
+        return f"not_rentable_on_demand: {NO_PLAIN_ON_DEMAND[accelerator]} is sold only as Spot, reservations or DWS"
+    return match["gpu"], gpu_model, accelerator, tier, market
+
+
+def _tpu(description: str, usage: str) -> Identified | str:
+    """What a TPU SKU sells. Preemptible TPU SKUs keep usageType OnDemand and say so in the text."""
+    match = _TPU.search(description)
+    if match is None:
+        return f"unknown_gpu: {description!r}"
+    version = f"v{match[1].lower()}"
+    market = "spot" if usage == "Preemptible" or "Preemptible" in description else "on_demand"
+    return match[0], TPUS[version], f"tpu-{version}", "tpu_chip", market
 
 
 def _list_price(tiers: list[dict[str, Any]]) -> tuple[dict[str, Any], float]:
@@ -176,7 +202,7 @@ def _load(body: IO[bytes]) -> dict[str, Any]:
 SOURCE = Source(
     name="gcp-billing",
     provider="gcp",
-    description="GCP Cloud Billing Catalog: Compute Engine GPU SKUs per region, on-demand and Spot (per GPU-hour)",
+    description="GCP Cloud Billing Catalog: Compute Engine GPU and TPU SKUs per region, on-demand and Spot (per GPU or chip hour)",
     tables=("offers",),
     hosts=frozenset({HOST}),
     fetch=fetch,
@@ -184,5 +210,5 @@ SOURCE = Source(
     api_key_env="GCP_API_KEY",
     api_key_required=True,
     docs_url="https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list",
-    gpu_targets=frozenset(model for model, _, _ in GPUS.values()),
+    gpu_targets=frozenset(model for model, _, _ in GPUS.values()) | frozenset(TPUS.values()),
 )

@@ -71,6 +71,19 @@ def test_g4_and_a4_descriptions():
     assert (b200["gpu_model"], b200["market"], b200["tier"], b200["price"]) == ("B200", "spot", "gpu_slice", 4.9542)
 
 
+def test_tpus_are_priced_per_chip_and_spot_tpus_say_so_in_their_description():
+    tpus = {(o["gpu_model"], o["region"], o["market"]): (o["price"], o["tier"], o["instance_type"]) for o in offers(items()) if o["gpu_model"].startswith("TPU")}
+    assert tpus == {
+        ("TPU-v5e", "us-central1", "on_demand"): (1.2, "tpu_chip", "tpu-v5e"),
+        ("TPU-v5e", "us-west4", "on_demand"): (1.2, "tpu_chip", "tpu-v5e"),
+        # usageType stays OnDemand on the Preemptible TPU SKU.
+        ("TPU-v5e", "us-central1", "spot"): (0.48, "tpu_chip", "tpu-v5e"),
+        ("TPU-v5e", "us-west4", "spot"): (0.48, "tpu_chip", "tpu-v5e"),
+        ("TPU-v6e", "us-east5", "on_demand"): (2.7, "tpu_chip", "tpu-v6e"),
+        ("TPU-v5p", "us-east5", "on_demand"): (4.2, "tpu_chip", "tpu-v5p"),
+    }
+
+
 def test_commitments_dws_sole_tenancy_and_non_gpu_skus_are_left_out():
     result = items()
     kept = {o["offer_id"].split("/")[0] for o in offers(result)} | {r.row["skuId"] for r in rejected(result)}
