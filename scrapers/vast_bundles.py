@@ -34,7 +34,9 @@ from scrapers.base import Fetcher, Source
 
 HOST = "console.vast.ai"
 URL = f"https://{HOST}/api/v0/bundles/"
-# The vast CLI's default search (vast-ai/vast-cli `search offers`), plus the market.
+# The vast CLI's default filters and storage (vast-ai/vast-cli `search offers`: verified, not
+# external, rentable, not rented; 5 GB allocated), cheapest first so that the keyless cap keeps
+# the cheapest offers. The market (`type`) is added per search.
 BASE_QUERY: dict[str, Any] = {
     "verified": {"eq": True},
     "external": {"eq": False},
@@ -44,7 +46,7 @@ BASE_QUERY: dict[str, Any] = {
     "order": [["dph_total", "asc"]],
     "allocated_storage": 5.0,
 }
-KEYED_LIMIT = 3000
+KEYED_LIMIT = 3000  # the limit gpuhunt asks for when it wants everything (vastai.py)
 MARKETS = {"on-demand": "on_demand", "bid": "spot"}
 
 # Vast gpu_name -> {nameplate GB: canonical gpu_model}. Names as the bundles API spells them

@@ -9,6 +9,7 @@ import pytest
 
 from schemas.errors import MissingApiKey, ParseError
 from scrapers import gcp_billing
+from scrapers.capture import CaptureWriter
 from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
@@ -192,3 +193,20 @@ def test_a_repeated_page_token_fails_instead_of_looping(tmp_path):
     fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"GCP_API_KEY": "k"})
     with pytest.raises(ParseError, match="repeated page token"):
         list(gcp_billing.fetch(fetcher))
+
+
+def test_the_key_never_reaches_captures_or_logs(tmp_path, caplog):
+    caplog.set_level("INFO", logger="httpx")
+    source = gcp_billing.SOURCE
+    handler = lambda request: httpx.Response(200, json={"skus": [], "nextPageToken": ""})  # noqa: E731
+    fetcher = Fetcher(
+        source,
+        make_client(source, httpx.MockTransport(handler)),
+        workdir=tmp_path,
+        env={"GCP_API_KEY": "AIza-capture-secret"},
+        capture=CaptureWriter(tmp_path / "cap"),
+    )
+    list(gcp_billing.fetch(fetcher))
+    captured = "".join(p.read_text() for p in (tmp_path / "cap").rglob("*") if p.is_file())
+    assert "key=REDACTED" in captured
+    assert "AIza-capture-secret" not in captured + caplog.text
