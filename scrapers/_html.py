@@ -116,10 +116,6 @@ def usd(cell: str) -> float | None:
     return float(match.group(1).replace(",", "")) if match else None
 
 
-def usd_amounts(cell: str) -> list[float]:
-    return [float(m.group(1).replace(",", "")) for m in _USD.finditer(cell)]
-
-
 def number(cell: str) -> float | None:
     """A plain number cell ("2,048" -> 2048.0); a dash or anything else is None."""
     cell = cell.strip()

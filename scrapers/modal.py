@@ -9,7 +9,7 @@ is rejected, not guessed.
 What the page's prices are: the base rate. Modal's docs add region multipliers (1.5x for broad
 regions such as "us", 1.75x for narrower ones; docs/guide/region-selection, via SkyPilot's
 fetch_modal.py) on top of it; the base rate is the one that applies when no region is pinned, so
-`region` is "any". A container takes 1 to 8 GPUs on one machine (4 for A10; docs/guide/gpu), all
+`region` is "global". A container takes 1 to 8 GPUs on one machine (4 for A10; docs/guide/gpu), all
 at the same per-GPU rate, so one offer per GPU type stands for every count.
 
 Labels that do not say the form factor ("Nvidia H200", "Nvidia A100, 80 GB") map to nothing: an
@@ -76,7 +76,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
             offer_id=f"{label}/on_demand",
             source=SOURCE.name,
             instance_type=f"{label} at ${match.group(1)}/s",
-            region="any",
+            region="global",
             market="on_demand",
             tier=None,
             gpu_name=label,

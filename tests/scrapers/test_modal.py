@@ -25,7 +25,7 @@ def test_whole_record_h100_converted_from_per_second_explicitly():
         "offer_id": "Nvidia H100 SXM5/on_demand",
         "source": "modal",
         "instance_type": "Nvidia H100 SXM5 at $0.001097/s",
-        "region": "any",
+        "region": "global",
         "market": "on_demand",
         "tier": None,
         "gpu_name": "Nvidia H100 SXM5",
