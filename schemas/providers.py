@@ -74,9 +74,10 @@ class ProviderTerms(pa.DataFrameModel):
     def bandwidth_needs_fabric(cls, data: pa.PolarsData) -> pl.LazyFrame:
         return data.lazyframe.select((pl.col("fabric_gbps_per_node").is_null() | pl.col("fabric").is_not_null()).alias("ok"))
 
-    @pa.dataframe_check(description="a minimum charge is at least one billing increment")
+    @pa.dataframe_check(description="a minimum charge is none (0) or at least one billing increment")
     def minimum_covers_increment(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        ok = pl.col("min_charge_s").is_null() | pl.col("billing_increment_s").is_null() | (pl.col("min_charge_s") >= pl.col("billing_increment_s"))
+        minimum, step = pl.col("min_charge_s"), pl.col("billing_increment_s")
+        ok = minimum.is_null() | step.is_null() | (minimum == 0) | (minimum >= step)
         return data.lazyframe.select(ok.alias("ok"))
 
     class Config:
