@@ -9,7 +9,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import print_table
-from gpucat.cli.catalog import DbOption, JsonOption
+from gpucat.cli.catalog import DbOption, JsonOption, _split
 
 
 def _seconds(value: int | None) -> str:
@@ -64,7 +64,7 @@ def providers(
     from gpucat import terms
     from warehouse.db import connect
 
-    names = [v.strip() for value in provider or [] for v in value.split(",") if v.strip()]
+    names = _split(provider)
     with connect(db, read_only=True) as con:
         if as_json:
             echo_json(terms.in_full(con, names))
