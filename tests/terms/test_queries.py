@@ -84,7 +84,9 @@ def test_in_full_carries_every_row_with_its_evidence(con):
         "Container disk", "Network volume (above 1 TB)", "Network volume (first 1 TB)", "Volume disk (/workspace)",
     ]  # fmt: skip
     assert all(re.search(r'<https://docs\.runpod\.io/', s["evidence"]) for s in runpod["storage"])
-    assert runpod["egress"][0]["usd_per_gb"] is None and "RunPod" in runpod["egress"][0]["notes"]
+    (egress,) = runpod["egress"]
+    assert (egress["scope"], egress["usd_per_gb"]) == ("internet", 0.0)
+    assert "no additional fees for data ingress or egress" in egress["evidence"]
 
 
 def test_stale_terms_are_those_older_than_180_days(con):
