@@ -29,7 +29,7 @@ def invoke_json(*args: str):
 
 
 def test_offers_json_columns_and_order(catalog_db):
-    rows = invoke_json("offers", "--json", "--limit", "500", "--db", str(catalog_db))
+    rows = invoke_json("offers", "--json", "--limit", "100000", "--db", str(catalog_db))
     assert set(rows[0]) == {
         "provider", "instance_type", "region", "market", "tier", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
         "ram_gb", "usd_per_hour", "usd_per_gpu_hour", "currency", "availability", "available_count", "interconnect",
