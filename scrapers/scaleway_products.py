@@ -100,7 +100,9 @@ def _offer(name: str, server: dict[str, Any], zone: str, url: str, fetched_at: d
         return Rejected("offers", (f"mig_profile {server['mig_profile']!r}: GPU slices are not mapped",), row)
     gpu_name = info["gpu_name"]
     gpu_model = GPU_NAMES.get(gpu_name)
-    if gpu_model is not None and ("-SXM-" in name) != gpu_name.endswith("-SXM"):
+    if gpu_model is None:
+        return Rejected("offers", (f"unknown_gpu: {gpu_name!r}",), row)
+    if ("-SXM-" in name) != gpu_name.endswith("-SXM"):
         return Rejected("offers", (f"form_factor_conflict: type {name} but gpu_info says {gpu_name}",), row)
     count = server["gpu"]
     return Offer(
