@@ -25,10 +25,9 @@ WHERE valid_to IS NULL;
 -- NULL for offers quoted in USD; otherwise the rate_date of the rate the USD columns used.
 ALTER TABLE offer_versions ADD COLUMN fx_rate_date DATE;
 
+-- Every offer_versions column but the versioning ones, so a column a migration adds to
+-- offer_versions reaches the view without restating its list.
 CREATE OR REPLACE VIEW current_offers AS
-SELECT provider, offer_id, instance_type, region, market, tier, gpu_model, gpu_count, gpu_memory_gb,
-       vcpus, ram_gb, usd_per_hour, usd_per_gpu_hour, currency, price, price_unit, fx_rate_date, availability,
-       available_count, interconnect, fabric, fabric_gbps, gpu_name, source, source_url, scraped_at,
-       valid_from AS price_since
+SELECT * EXCLUDE (content_hash, valid_from, valid_to, first_run_id, last_run_id), valid_from AS price_since
 FROM offer_versions
 WHERE valid_to IS NULL;
