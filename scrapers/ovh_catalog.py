@@ -8,7 +8,9 @@ in 1e-8 of the locale's currency, net of tax (a real catalog's `"price": 5699000
 specs are in `blobs.technical` (`gpu.model`, `gpu.number`, `cpu.cores`, `memory.size` in GiB),
 and the orderable regions in `configurations[name=region]`, which catalogs often fill only on
 the monthly addon, so a flavour's regions are merged across its addons (as SpareCores'
-sc-crawler does). Each hourly GPU addon becomes one on-demand offer per region. Monthly plans,
+sc-crawler does). Each hourly GPU addon becomes one on-demand offer per region, or one offer in
+region `global` when no addon of the flavour lists a region (the catalog's price holds for the
+whole subsidiary, as RunPod's `global` does). Monthly plans,
 Windows flavours (the Linux flavour plus a licence), CPU-only flavours and non-instance addons
 (volumes, AI Training) are not separate GPU rental offers and are skipped.
 """

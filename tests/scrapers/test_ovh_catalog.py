@@ -151,3 +151,12 @@ def test_without_rates_euro_offers_are_rejected():
     assert {r.reasons[0] for r in result if isinstance(r, Rejected) and not r.reasons[0].startswith("unknown_gpu")} == {"no_exchange_rate: EUR"}
     assert not [o for o in result if not isinstance(o, Rejected)]
 
+
+
+def test_a_flavour_no_addon_gives_regions_for_is_one_global_offer():
+    body = catalog()
+    for addon in body["addons"]:
+        if addon["invoiceName"] == "a10-45":
+            addon["configurations"] = []
+    result = parse_bytes("ovh-catalog", json.dumps(body).encode(), URL)
+    assert [o["offer_id"] for o in result if not isinstance(o, Rejected) and o["instance_type"] == "a10-45"] == ["a10-45.consumption/global"]
