@@ -52,6 +52,9 @@ class Source:
     # Every canonical gpu_model the module's reviewed mapping tables can produce; the drift
     # test checks each against the reference table, so a new mapping is never unchecked.
     gpu_targets: frozenset[str] = frozenset()
+    # A source whose rows other sources' normalization reads (exchange rates): a refresh loads
+    # every such source before it parses the others, so they use the rates this run fetched.
+    loads_first: bool = False
 
 
 def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:

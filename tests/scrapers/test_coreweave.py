@@ -37,6 +37,7 @@ def test_whole_record_hgx_h100_on_demand_is_one_eight_gpu_node():
         "price": 49.24,
         "price_unit": "instance_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 49.24,
         "usd_per_gpu_hour": 6.155,
         "availability": "unknown",

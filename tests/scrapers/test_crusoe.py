@@ -38,6 +38,7 @@ def test_whole_record_h100_hgx_on_demand():
         "price": 3.9,
         "price_unit": "gpu_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 3.9,
         "usd_per_gpu_hour": 3.9,
         "availability": "unknown",

@@ -47,6 +47,7 @@ def test_whole_record_h100x8():
         "price": 23.92,
         "price_unit": "instance_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 23.92,
         "usd_per_gpu_hour": 2.99,
         "availability": "available",

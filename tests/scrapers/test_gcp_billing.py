@@ -42,6 +42,7 @@ def test_whole_record_h100_spot_attach_price():
         "price": 2.253,
         "price_unit": "gpu_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 2.253,
         "usd_per_gpu_hour": 2.253,
         "availability": "unknown",

@@ -43,6 +43,7 @@ def test_whole_record_8x_h100_sxm5():
         "price": 23.92,
         "price_unit": "instance_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 23.92,
         "usd_per_gpu_hour": 2.99,
         "availability": "available",

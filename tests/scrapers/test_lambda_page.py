@@ -37,6 +37,7 @@ def test_whole_record_8x_h100_sxm_priced_per_gpu_hour():
         "price": 3.99,
         "price_unit": "gpu_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 31.92,
         "usd_per_gpu_hour": 3.99,
         "availability": "unknown",

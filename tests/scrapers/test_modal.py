@@ -37,6 +37,7 @@ def test_whole_record_h100_converted_from_per_second_explicitly():
         "price": 3.9492,
         "price_unit": "gpu_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 3.9492,
         "usd_per_gpu_hour": 3.9492,
         "availability": "unknown",

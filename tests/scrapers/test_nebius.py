@@ -42,6 +42,7 @@ def test_whole_record_hgx_h100_on_demand_at_the_announced_price():
         "price": 4.5,
         "price_unit": "gpu_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 4.5,
         "usd_per_gpu_hour": 4.5,
         "availability": "unknown",

@@ -39,6 +39,7 @@ def test_whole_record_h100_sxm5_two_gpus():
         "price": 2.2,
         "price_unit": "gpu_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 4.4,
         "usd_per_gpu_hour": 2.2,
         "availability": "available",

@@ -37,6 +37,7 @@ def test_whole_record_hgx_h100_cluster_node():
         "price": 3.99,
         "price_unit": "gpu_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 31.92,
         "usd_per_gpu_hour": 3.99,
         "availability": "unknown",

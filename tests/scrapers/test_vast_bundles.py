@@ -50,6 +50,7 @@ def test_whole_record_h100_sxm_on_demand():
         "price": 17.6,
         "price_unit": "instance_hour",
         "currency": "USD",
+        "fx_rate_date": None,
         "usd_per_hour": 17.6,
         "usd_per_gpu_hour": 2.2,
         "availability": "available",
