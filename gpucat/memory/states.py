@@ -19,6 +19,7 @@ NF4_BYTES = 0.5 + 4 / 64  # 4-bit codes + one fp32 absmax per 64 weights = 4.5 b
 NF4_DQ_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)  # absmax quantized to 8 bits per 256 blocks = 4.127 bits
 INT8_BYTES = 1.0  # LLM.int8 weights; per-row scales are negligible
 BNB_8BIT_STATE_BYTES = 1 + 4 / 256  # one state: 1-byte codes + an fp32 absmax per 256-value block
+ZERO3_MAX_LIVE_PARAMS = 1e9  # DeepSpeed stage3_max_live_parameters default
 
 
 def _optimizer_state_bytes(arch: ModelArch, s: TrainSettings, trainable: int, state_bytes: int) -> float:
@@ -111,7 +112,7 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
     if st.ddp_grad_buckets:
         notes.append("ddp: gradient buckets hold a second copy of the gradients (PyTorch's default "
                      "gradient_as_bucket_view=False)")
-    if sharded and s.sharding in ("zero3", "fsdp"):
+    if (sharded and s.sharding in ("zero3", "fsdp")) or s.offload == "params":
         per_param = (frozen + trainable_weights) / max(total, 1)
         units = 2 if s.sharding == "fsdp" else 1  # FSDP prefetches the next unit during backward
         st.zero_gather_buffer = counts.largest_layer * per_param * units
@@ -119,6 +120,16 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
             st.zero_gather_buffer += counts.largest_layer * grad_bytes  # the unit's unsharded grads
         notes.append(f"{s.sharding}: {units} gathered layer(s) of {counts.largest_layer / 1e6:.0f}M "
                      "parameters in flight")
+        if s.sharding == "zero3" and s.offload == "params":
+            # DeepSpeed releases a gathered parameter only past stage3_max_reuse_distance and keeps up
+            # to stage3_max_live_parameters gathered (both 1e9 by default and in transformers'
+            # ZeRO-3 template, docs/source/en/deepspeed.md): with parameters offloaded, that
+            # budget, not one layer, is what stays on the GPU.
+            live = min(total, ZERO3_MAX_LIVE_PARAMS) * per_param
+            if live > st.zero_gather_buffer:
+                st.zero_gather_buffer = live
+                notes.append(f"zero3 parameter offload: up to {min(total, ZERO3_MAX_LIVE_PARAMS) / 1e9:.2f}B "
+                             "gathered parameters stay resident (stage3_max_live_parameters)")
     if s.offload in ("optimizer", "params"):
         st.host.update(optimizer_states=st.optimizer_states, master_weights=st.master_weights,
                        gradients_fp32=trainable * 4.0 / div_grads)
