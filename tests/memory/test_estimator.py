@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from schemas.errors import UserInputError
-from gpucat.memory import TrainSettings, estimate_memory, get_model_arch, per_gpu_need
+from gpucat.memory import TrainSettings, estimate_memory, get_model_arch, param_counts, per_gpu_need
 from gpucat.memory.activations import ActivationPolicy, estimate_activations, layer_bytes
 from gpucat.memory.archs import ModelArch
 from gpucat.memory.estimator import ALLOCATOR_MARGIN, CUDA_CONTEXT_GB
@@ -307,3 +307,66 @@ def test_bad_settings_are_one_line_errors(changes, message):
         estimate_memory(LLAMA8, replace(TrainSettings(), **changes))
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+# --- mechanisms added for out-of-sample classes ------------------------------------------
+
+
+def test_zero3_parameter_offload_keeps_the_live_parameter_budget_gathered():
+    """DeepSpeed keeps up to stage3_max_live_parameters (1e9) gathered: 1e9 x 2 bytes in bf16,
+    far more than one layer; the model smaller than the budget keeps all of it."""
+    s = TrainSettings(method="lora", sharding="zero3", offload="params", gpus=1)
+    e = estimate_memory(LLAMA8, s)
+    assert e.breakdown["zero_gather_buffer"] == pytest.approx(2.0, abs=0.01)
+    small = get_model_arch("qwen2.5-0.5b")
+    e_small = estimate_memory(small, s)
+    assert e_small.breakdown["zero_gather_buffer"] == pytest.approx(small.params * 2 / 1e9, abs=0.02)
+    fsdp = estimate_memory(LLAMA8, replace(s, sharding="fsdp"))
+    # FSDP has no live budget: two wrapped units (here the largest, the embedding) in flight
+    largest = param_counts(LLAMA8).largest_layer
+    assert fsdp.breakdown["zero_gather_buffer"] == pytest.approx(2 * largest * 2 / 1e9, abs=0.02)
+
+
+def test_every_estimate_carries_a_band_from_the_held_out_evaluation():
+    e = estimate_memory(LLAMA8, TrainSettings(method="lora", batch_size=2, seq_len=1024))
+    band = e.error_band
+    assert band is not None and band["class"] == "lora/single" and band["n"] >= 5
+    assert set(band) == {"class", "n", "low", "high", "median_abs"}
+    assert e.per_gpu_gb_low == pytest.approx(e.per_gpu_gb / (1 + band["high"]), abs=1e-3)
+    assert e.per_gpu_gb_high == pytest.approx(e.per_gpu_gb / (1 + band["low"]), abs=1e-3)
+    assert e.per_gpu_gb_low <= e.per_gpu_gb_high
+    out = e.to_dict()
+    assert {"per_gpu_gb_low", "per_gpu_gb_high", "error_band", "not_modelled"} <= set(out)
+
+
+def test_a_class_with_few_points_falls_back_to_its_method_band():
+    e = estimate_memory(LLAMA8, TrainSettings(method="full", gpus=8, sharding="zero2"))
+    assert e.error_band["class"] == "full"
+
+
+@pytest.mark.parametrize(
+    ("settings", "warned"),
+    [
+        (TrainSettings(method="lora"), ["torch.compile"]),
+        (TrainSettings(method="full", gpus=8, sharding="fsdp"), ["torch.compile", "checkpoint loading"]),
+        (TrainSettings(method="lora", sharding="zero3", offload="params"),
+         ["torch.compile", "DeepSpeed ZeRO-3 parameter offload"]),
+        (TrainSettings(method="full", gpus=8, sharding="fsdp", offload="params", optimizer_in_backward=True),
+         ["torch.compile", "checkpoint loading", "CPU offload with the optimizer step fused"]),
+        (TrainSettings(method="qlora", gpus=2, sharding="fsdp"),
+         ["torch.compile", "checkpoint loading", "sharded 4-bit weights"]),
+    ],
+)
+def test_not_modelled_warnings_name_the_class(settings, warned):
+    lines = estimate_memory(LLAMA8, settings).not_modelled
+    assert [next(w for w in warned if line.startswith(w)) for line in lines] == warned
+
+
+def test_qlora_states_the_bitsandbytes_version_it_assumes_and_the_legacy_cost():
+    s = TrainSettings(method="qlora", lora_targets="qv", batch_size=2, seq_len=512, grad_checkpointing=False)
+    e = estimate_memory(LLAMA8, s)
+    legacy = estimate_memory(LLAMA8, replace(s, bnb_keeps_4bit_inputs=True))
+    delta = legacy.breakdown["activations"] - e.breakdown["activations"]
+    note = next(n for n in e.assumptions if n.startswith("bitsandbytes >= 0.43.2 assumed"))
+    assert f"grow by {delta:.2f} GB" in note
+    assert delta > 0
