@@ -137,6 +137,9 @@ def out_of_sample_lines(results: list[PointResult]) -> list[str]:
     n_tools = len({r.point.toolchain for r in results if r.point.id in held_ids})
     lines.append(f"{'all':<22} {f'{n_sources} sources':<18} {figures(results):<44} {figures(by_pub):<44}")
     lines.append(f"{'all, by toolchain':<22} {f'{n_tools} toolchains':<18} {'':<44} {figures(by_tool):<44}")
+    unseen = [r for r in by_pub if r.point.unseen_by_design]
+    lines.append(f"{'unseen by design':<22} {'':<18} {'':<44} {figures(unseen):<44} "
+                 "(sources added after the mechanisms were written)")
     errors = [r.error for r in by_pub if r.point.id in held_ids]
     s = summarize(errors)
     ok = (s.median_abs_error <= OOS_AIM_MEDIAN and within(errors, OOS_BOUND) >= OOS_AIM_WITHIN * s.count

@@ -56,6 +56,9 @@ class CalibrationPoint:
     source: str
     note: str = ""
     training_run: bool = True  # False for reference measurements (context alone, weights alone)
+    # True for sources added after the estimator's mechanisms were written: out of sample for its
+    # structure too, not only for its fitted constants.
+    unseen_by_design: bool = False
 
 
 _SETTING_NAMES = {f.name for f in fields(TrainSettings)}
@@ -92,6 +95,7 @@ def load_points() -> tuple[CalibrationPoint, ...]:
                 source=group["source"],
                 note=p.get("note", ""),
                 training_run=p.get("training_run", True),
+                unseen_by_design=group.get("unseen_by_design", False),
             ))
     return tuple(points)
 
