@@ -42,6 +42,7 @@ EXCLUDED = {
     "bert-context", "bert-loaded",  # not training runs
     "hub-llama31-8b-lora", "hub-llama31-8b-qlora",  # repeat the llama-3-8b rows
     "hub-llama32-1b-full", "hub-llama32-3b-full", "hub-phi3-full",  # GPU count contradicts the figure
+    "tt31-8b-full-a6000", "tt31-8b-lora-a6000",  # what differs from the 4090 rows is not stated
 }
 
 # Held points the estimator misses by more than 35%, each a class the estimate prints a
@@ -65,10 +66,10 @@ def test_every_row_of_the_reference_is_a_point():
     numbered |= {f"3.5 #{i}" for i in range(52, 62)} | {f"3.7 #{i}" for i in range(76, 87)}
     assert numbered <= refs
     assert {"3.4(d)", "3.4(e)", "3.4(f)", "3.4(d,f)", "3.5(b)", "3.5(b) oom.md", "3.6"} <= refs
-    assert len(POINTS) == len({p.id for p in POINTS}) == 135
+    assert len(POINTS) == len({p.id for p in POINTS}) == 143
     assert {p.group for p in POINTS} == {
         "peft", "torchtune-flags", "torchtune-llama2", "litgpt", "llama-factory", "hf-bert",
-        "litgpt-config-hub", "peft-readme-2022", "peft-docs-70b",
+        "litgpt-config-hub", "peft-readme-2022", "peft-docs-70b", "torchtune-llama31",
     }
 
 
@@ -82,8 +83,8 @@ def test_the_out_of_sample_aim_holds():
     """Leave one source out: median |error| <= 12% and >= 80% within +-25%, >= 80 points, >= 8 sources."""
     held = [LOSO[r.point.id] for r in HELD]
     summary = summarize([r.error for r in held])
-    assert summary.count == 101
-    assert len({r.point.group for r in held}) == 9
+    assert summary.count == 107
+    assert len({r.point.group for r in held}) == 10
     assert summary.median_abs_error <= 0.12
     assert within([r.error for r in held], 0.25) >= 0.8 * summary.count
 
@@ -123,7 +124,7 @@ def test_the_known_misses_are_exactly_the_points_beyond_35_percent():
 
 @pytest.mark.parametrize("point_id", sorted(KNOWN_MISSES))
 def test_each_known_miss_carries_a_not_modelled_warning(point_id):
-    assert RESULTS[point_id].estimate.not_modelled[1:], point_id
+    assert RESULTS[point_id].estimate.not_modelled, point_id
 
 
 @pytest.mark.parametrize("point_id", [p.id for p in POINTS if p.oom_above_gb is not None])

@@ -185,7 +185,7 @@ def test_memory_json_gives_a_range_and_the_not_modelled_classes():
     assert out["per_gpu_gb_low"] <= out["per_gpu_gb_high"]
     assert out["error_band"]["class"] in ("lora/params", "lora", "all")
     assert [line.split(":")[0] for line in out["not_modelled"]] == [
-        "torch.compile", "checkpoint loading", "DeepSpeed ZeRO-3 parameter offload",
+        "checkpoint loading", "DeepSpeed ZeRO-3 parameter offload",
     ]
 
 
@@ -196,4 +196,4 @@ def test_memory_text_prints_the_range_and_the_not_modelled_warnings():
     lines = result.stdout.splitlines()
     assert any(line.strip().startswith("likely range") and "held-out error" in line for line in lines)
     warnings = lines[lines.index("Not modelled (warning):") + 1:]
-    assert [w.split(":")[0] for w in warnings] == ["  - torch.compile", "  - checkpoint loading"]
+    assert [w.split(":")[0] for w in warnings] == ["  - checkpoint loading"]

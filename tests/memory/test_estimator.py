@@ -347,14 +347,12 @@ def test_a_class_with_few_points_falls_back_to_its_method_band():
 @pytest.mark.parametrize(
     ("settings", "warned"),
     [
-        (TrainSettings(method="lora"), ["torch.compile"]),
-        (TrainSettings(method="full", gpus=8, sharding="fsdp"), ["torch.compile", "checkpoint loading"]),
-        (TrainSettings(method="lora", sharding="zero3", offload="params"),
-         ["torch.compile", "DeepSpeed ZeRO-3 parameter offload"]),
+        (TrainSettings(method="lora"), []),
+        (TrainSettings(method="full", gpus=8, sharding="fsdp"), ["checkpoint loading"]),
+        (TrainSettings(method="lora", sharding="zero3", offload="params"), ["DeepSpeed ZeRO-3 parameter offload"]),
         (TrainSettings(method="full", gpus=8, sharding="fsdp", offload="params", optimizer_in_backward=True),
-         ["torch.compile", "checkpoint loading", "CPU offload with the optimizer step fused"]),
-        (TrainSettings(method="qlora", gpus=2, sharding="fsdp"),
-         ["torch.compile", "checkpoint loading", "sharded 4-bit weights"]),
+         ["checkpoint loading", "CPU offload with the optimizer step fused"]),
+        (TrainSettings(method="qlora", gpus=2, sharding="fsdp"), ["checkpoint loading", "sharded 4-bit weights"]),
     ],
 )
 def test_not_modelled_warnings_name_the_class(settings, warned):
@@ -370,3 +368,24 @@ def test_qlora_states_the_bitsandbytes_version_it_assumes_and_the_legacy_cost():
     note = next(n for n in e.assumptions if n.startswith("bitsandbytes >= 0.43.2 assumed"))
     assert f"grow by {delta:.2f} GB" in note
     assert delta > 0
+
+
+def test_compile_recomputes_pointwise_intermediates_by_hand():
+    """Same toy layer as the LoRA count above, compiled: each RMSNorm keeps its bf16 input and an fp32
+    rstd (2 x (2 x 64 + 4)); q/v's shared input is recomputed; q, k, v (2 x 128) and the attention
+    output + lse (2 x 64 + 4 x 4) stay; SwiGLU keeps gate and up (2 x 2 x 128); LoRA keeps its two
+    rank-4 intermediates (2 x 2 x 4)."""
+    p = ActivationPolicy(act_bytes=2, autocast=False, saved_inputs=frozenset({"q", "v"}), norms_trainable=False,
+                         flash=True, lora_rank=4, lora_modules=frozenset({"q", "v"}), compiled=True)
+    expected = 2 * (2 * 64 + 4) + 2 * (64 + 32 + 32) + (2 * 64 + 4 * 4) + 2 * 2 * 128 + 2 * 2 * 4
+    assert layer_bytes(TOY, p, keys=10) == expected
+
+
+def test_compile_is_an_option_whose_saving_eager_estimates_state():
+    s = TrainSettings(method="full", batch_size=2, seq_len=4096, grad_checkpointing=False, cross_entropy="fused")
+    eager, compiled = estimate_memory(LLAMA8, s), estimate_memory(LLAMA8, replace(s, compile=True))
+    saving = eager.breakdown["activations"] - compiled.breakdown["activations"]
+    assert saving > 0
+    note = next(n for n in eager.assumptions if n.startswith("eager mode assumed"))
+    assert f"{saving:.2f} GB fewer saved activations" in note
+    assert any(n.startswith("torch.compile: norm upcasts") for n in compiled.assumptions)
