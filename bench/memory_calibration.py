@@ -107,7 +107,7 @@ def summary_lines(results: list[PointResult]) -> list[str]:
     lines.append(f"{'gpucat':<14} out-of-memory points predicted: {predicted}/{len(ooms)}")
     aim = "meets" if summarize([r.error for r in held]).meets_aim else "MISSES"
     lines.append(
-        f"aim (median <= {AIM_MEDIAN_ABS_ERROR:.0%}, every held point within +-{AIM_MAX_ABS_ERROR:.0%}): {aim}"
+        f"in-sample aim (median <= {AIM_MEDIAN_ABS_ERROR:.0%}, every held point within +-{AIM_MAX_ABS_ERROR:.0%}): {aim}"
     )
     return lines
 
