@@ -88,7 +88,7 @@ def notes(row: dict[str, Any], estimate: MemoryEstimate) -> list[str]:
     """What the user should know before renting this configuration for this job."""
     out = []
     if row.get("fit") == "tight":
-        out.append(f"tight: up to {estimate.per_gpu_gb_high:.1f} GB within the estimate's error band, "
+        out.append(f"tight: error band reaches {estimate.per_gpu_gb_high:.1f} GB, "
                    f"{row['usable_gb_per_gpu']:.1f} GB usable")
     if estimate.requires.get("bf16") and not row["gpu_bf16"]:
         out.append("no bf16 on this GPU: use --precision fp16-mixed or fp32")

@@ -108,7 +108,8 @@ def test_fits_inside_the_error_band_are_flagged_tight(catalog_db):
     for r in result.rows:
         assert r["fit"] == ("tight" if high > r["usable_gb_per_gpu"] else "fits")
         assert r["need_gb_per_gpu_high"] == high
-        tight_notes = [n for n in r["notes"] if n.startswith("tight: up to")]
+        tight_notes = [n for n in r["notes"] if n == f"tight: error band reaches {high:.1f} GB, "
+                       f"{r['usable_gb_per_gpu']:.1f} GB usable"]
         assert len(tight_notes) == (r["fit"] == "tight")
 
 
