@@ -25,7 +25,7 @@ from gpucat.memory.activations import ActivationPolicy, estimate_activations
 from gpucat.memory.archs import ModelArch, lora_targets, lora_trainable_params, param_counts
 from gpucat.memory.bands import error_band
 from gpucat.memory.settings import TrainSettings, validate_settings
-from gpucat.memory.states import model_states
+from gpucat.memory.states import engine_casts_params, model_states
 
 GB = 1e9
 # Constants set from the literature, never fitted (bench/memory_calibration.py lists them):
@@ -102,7 +102,7 @@ def _activation_policy(s: TrainSettings, notes: list[str]) -> ActivationPolicy:
         notes.append("bitsandbytes < 0.43.2: every 4-bit linear keeps its input until backward")
     return ActivationPolicy(
         act_bytes=4 if s.precision == "fp32" else 2,
-        autocast=s.precision in ("bf16-mixed", "fp16-mixed"),
+        autocast=s.precision in ("bf16-mixed", "fp16-mixed") and not engine_casts_params(s),
         saved_inputs=saved_inputs,
         norms_trainable=s.method == "full",
         flash=s.attention == "flash",

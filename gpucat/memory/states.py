@@ -62,12 +62,24 @@ class ModelStates:
     host: dict[str, float]
 
 
+def engine_casts_params(s: TrainSettings) -> bool:
+    """Mixed precision done by the sharding engine rather than by autocast: FSDP's MixedPrecision
+    all-gathers each unit's parameters in the compute dtype, and DeepSpeed's bf16/fp16 mode casts
+    the module itself, so the forward runs on 16-bit parameters with a 16-bit residual stream and
+    autocast has nothing left to cast."""
+    return s.precision in ("bf16-mixed", "fp16-mixed") and s.sharding in ("zero1", "zero2", "zero3", "fsdp")
+
+
 def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[str]) -> ModelStates:
     counts = param_counts(arch)
     total, n = counts.total, s.gpus
     mixed = s.precision in ("bf16-mixed", "fp16-mixed")
     compute_bytes = 4 if s.precision == "fp32" else 2
     stored_bytes = 2 if s.precision == "bf16-true" else 4  # parameters as kept between steps
+    engine_casts = engine_casts_params(s)
+    deepspeed_casts = engine_casts and s.sharding != "fsdp"
+    if deepspeed_casts:
+        stored_bytes = compute_bytes  # DeepSpeed keeps the module in 16 bits, fp32 masters apart
     lm_head_matrix = arch.vocab_size * arch.hidden_size
 
     frozen = 0.0
@@ -75,19 +87,26 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
     if s.method == "qlora":
         q_bytes = {"nf4": NF4_BYTES, "nf4-dq": NF4_DQ_BYTES, "int8": INT8_BYTES}[s.quant]
         frozen = counts.block_linear * q_bytes + (total - counts.block_linear) * stored_bytes
-        if mixed:  # only the unquantized output projection goes through autocast's cast
+        if mixed and not engine_casts:  # only the unquantized output projection goes through autocast's cast
             autocast_copies = lm_head_matrix * 2
         notes.append(f"frozen block linears stored as {s.quant} ({q_bytes:.3f} B/param); embeddings, "
                      "norms and the output projection stay unquantized")
     elif s.method == "lora":
         frozen = total * stored_bytes
-        if mixed:
+        if mixed and not engine_casts:
             autocast_copies = (counts.block_linear + lm_head_matrix) * 2
-    if mixed and s.method != "full":
+    if engine_casts:
+        notes.append(f"{s.precision} under {s.sharding}: " + (
+            "FSDP keeps fp32 sharded parameters and all-gathers each unit in 16 bits" if not deepspeed_casts
+            else "DeepSpeed keeps the module in 16 bits and fp32 master weights for what trains")
+            + "; no autocast copies, and a 16-bit residual stream")
+    elif mixed and s.method != "full":
         notes.append(f"{s.precision}: frozen weights kept in fp32 and cast to 16 bits for every "
                      "forward (the copies stay alive until backward)")
 
-    trainable_weights = trainable * compute_bytes  # the working copy (fp32 runs: the only copy)
+    # The working copy (fp32 runs: the only copy). Under FSDP mixed precision the fp32 shard is the
+    # parameter itself and 16-bit copies exist only for gathered units.
+    trainable_weights = 0.0 if engine_casts and not deepspeed_casts else trainable * compute_bytes
     master = trainable * 4.0 if mixed else 0.0
     grad_bytes = 2 if s.precision == "bf16-true" else 4
     grads = float(trainable * grad_bytes)
@@ -114,6 +133,8 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
                      "gradient_as_bucket_view=False)")
     if (sharded and s.sharding in ("zero3", "fsdp")) or s.offload == "params":
         per_param = (frozen + trainable_weights) / max(total, 1)
+        if engine_casts and s.method != "qlora":
+            per_param = compute_bytes  # units are gathered in the compute dtype
         units = 2 if s.sharding == "fsdp" else 1  # FSDP prefetches the next unit during backward
         st.zero_gather_buffer = counts.largest_layer * per_param * units
         if s.method == "full":
