@@ -41,7 +41,7 @@ class FittedConstants:
     # Caching-allocator fragmentation, as a share of short-lived memory: the value where the median
     # signed error over the calibration set's reserved-memory points is zero
     # (`calibration.fit_allocator_margin`; refit on every held reserved point, rounded).
-    allocator_margin: float = 0.12
+    allocator_margin: float = 0.32
 
 
 FITTED = FittedConstants()
