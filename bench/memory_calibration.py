@@ -1,12 +1,19 @@
-"""gpucat's memory estimate against every measured point in the calibration set, next to naive rules.
+"""gpucat's memory estimate against every measured point in the calibration set, in sample and
+out of sample (leave one source out), next to naive rules.
 
-    uv run python bench/memory_calibration.py [--json]
+    uv run python bench/memory_calibration.py [--json] [--write-bands]
 
 For each point of gpucat/memory/data/calibration_points.json: the measured peak (converted to GB,
 in the metric the source used), gpucat's estimate in that same metric, its error, and the errors
 of two naive rules on the same point: LLaMA-Factory's table (18x / 8x / 2x / x / x/2 GB per
 billion parameters) and `accelerate estimate-memory`'s max-of-stages rule (full fine-tuning only).
 Naive rules are compared with the measurement as published, since they name no metric.
+
+Out of sample: each publication (calibration group) is held out in turn; the fitted constants
+are refitted on the other publications' points only and the held-out points are estimated with
+them. The same is printed holding out whole toolchains (LitGPT's two publications together, ...).
+Every constant is listed with the points it was fitted on. `--write-bands` writes the per-class
+error bands of the leave-one-source-out evaluation to gpucat/memory/data/error_bands.json.
 
 The summary lines give, for the points held to the aim (not excluded, not out-of-memory): the
 count, median and maximum absolute error, and how many are within +-35%. Excluded points are
@@ -28,10 +35,18 @@ from gpucat.memory.calibration import (
     AIM_MEDIAN_ABS_ERROR,
     NAIVE_RULES,
     PointResult,
+    compute_bands,
+    constants_report,
     evaluate,
     held_to_aim,
+    load_points,
+    loso_results,
     summarize,
+    within,
 )
+
+OOS_AIM_MEDIAN, OOS_AIM_WITHIN, OOS_BOUND = 0.12, 0.80, 0.25
+BANDS_PATH = Path(__file__).resolve().parents[1] / "gpucat/memory/data/error_bands.json"
 
 
 def _pct(error: float | None) -> str:
@@ -92,16 +107,78 @@ def summary_lines(results: list[PointResult]) -> list[str]:
     lines.append(f"{'gpucat':<14} out-of-memory points predicted: {predicted}/{len(ooms)}")
     aim = "meets" if summarize([r.error for r in held]).meets_aim else "MISSES"
     lines.append(
-        f"aim (median <= {AIM_MEDIAN_ABS_ERROR:.0%}, every held point within +-{AIM_MAX_ABS_ERROR:.0%}): {aim}"
+        f"in-sample aim (median <= {AIM_MEDIAN_ABS_ERROR:.0%}, every held point within +-{AIM_MAX_ABS_ERROR:.0%}): {aim}"
     )
     return lines
+
+
+def out_of_sample_lines(results: list[PointResult]) -> list[str]:
+    """In-sample and leave-one-source-out figures side by side, per source and overall."""
+    points = tuple(r.point for r in results)
+    held_ids = {r.point.id for r in held_to_aim(results)}
+    by_pub, fitted_pub = loso_results(points, "group")
+    by_tool, _ = loso_results(points, "toolchain")
+
+    def figures(rs: list[PointResult]) -> str:
+        errors = [r.error for r in rs if r.point.id in held_ids]
+        s = summarize(errors)
+        if not s.count:
+            return f"{'':>34}"
+        return f"n={s.count:<3} median |err| {s.median_abs_error:5.1%}  +-25%: {within(errors, OOS_BOUND):>3}/{s.count:<3}"
+
+    lines = [f"{'source held out':<22} {'toolchain':<18} {'in sample':<44} {'left out (LOSO)':<44} allocator margin"]
+    for source in sorted({p.group for p in points}):
+        ins = [r for r in results if r.point.group == source]
+        outs = [r for r in by_pub if r.point.group == source]
+        tool = ins[0].point.toolchain
+        lines.append(f"{source:<22} {tool:<18} {figures(ins):<44} {figures(outs):<44} "
+                     f"{fitted_pub[source].allocator_margin:.2f}")
+    n_sources = len({r.point.group for r in results if r.point.id in held_ids})
+    n_tools = len({r.point.toolchain for r in results if r.point.id in held_ids})
+    lines.append(f"{'all':<22} {f'{n_sources} sources':<18} {figures(results):<44} {figures(by_pub):<44}")
+    lines.append(f"{'all, by toolchain':<22} {f'{n_tools} toolchains':<18} {'':<44} {figures(by_tool):<44}")
+    unseen = [r for r in by_pub if r.point.unseen_by_design]
+    lines.append(f"{'unseen by design':<22} {'':<18} {'':<44} {figures(unseen):<44} "
+                 "(sources added after the mechanisms were written)")
+    errors = [r.error for r in by_pub if r.point.id in held_ids]
+    s = summarize(errors)
+    ok = (s.median_abs_error <= OOS_AIM_MEDIAN and within(errors, OOS_BOUND) >= OOS_AIM_WITHIN * s.count
+          and s.count >= 80 and n_sources >= 8)
+    lines.append(f"out-of-sample aim (LOSO median <= {OOS_AIM_MEDIAN:.0%}, >= {OOS_AIM_WITHIN:.0%} within "
+                 f"+-{OOS_BOUND:.0%}, >= 80 points, >= 8 sources): {'meets' if ok else 'MISSES'}")
+    lines += ["", "Fitted and set constants:"]
+    for c in constants_report(points):
+        lines.append(f"  {c.name} = {c.value:g}: {c.basis}")
+        if c.fitted_on:
+            lines.append(f"    fitted on {len(c.fitted_on)} points: {', '.join(c.fitted_on)}")
+    lines += ["", "Error bands (leave-one-source-out signed error, 10th..90th percentile; estimate / (1 + err)):"]
+    for key, band in compute_bands(by_pub).items():
+        lines.append(f"  {key:<16} n={band['n']:<3} {band['low']:+7.1%} .. {band['high']:+7.1%}   "
+                     f"median |err| {band['median_abs']:.1%}")
+    return lines
+
+
+def write_bands(results: list[PointResult]) -> None:
+    by_pub, _ = loso_results(tuple(r.point for r in results), "group")
+    BANDS_PATH.write_text(json.dumps({
+        "about": "Written by bench/memory_calibration.py --write-bands: per method/sharding class, the 10th "
+                 "and 90th percentile (low, high) of the leave-one-source-out signed error (estimate - "
+                 "measured) / measured over held calibration points, their count n and median |error|. "
+                 "gpucat.memory.bands reads it.",
+        "bands": compute_bands(by_pub),
+    }, indent=2) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON record per point instead of the table")
+    parser.add_argument("--write-bands", action="store_true", help="write gpucat/memory/data/error_bands.json")
     args = parser.parse_args(argv)
-    results = evaluate()
+    results = evaluate(load_points())
+    if args.write_bands:
+        write_bands(results)
+        print(f"wrote {BANDS_PATH}")
+        return 0
     if args.json:
         for r in results:
             print(json.dumps({
@@ -118,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {p.id}: {p.exclude}")
     print()
     print("\n".join(summary_lines(results)))
+    print()
+    print("\n".join(out_of_sample_lines(results)))
     return 0
 
 

@@ -5,6 +5,10 @@ with DDP, ZeRO or FSDP) the estimator gives the memory each GPU needs; the `fit_
 returns the offers where that fits: one instance with N GPUs, or identical instances joined by
 a multi-node fabric. Each offer is kept at its smallest fitting N, ranked by the hourly price of
 the whole configuration.
+
+Each row says "fits" or "tight": tight when the high end of the estimate's error band (taken
+from the leave-one-source-out evaluation, `MemoryEstimate.per_gpu_gb_high`) exceeds the usable
+memory, i.e. the estimate fits but a run like those the estimator misjudged would not.
 """
 
 from __future__ import annotations
@@ -66,15 +70,26 @@ def fit(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings
             row = dict(zip(columns, values, strict=True))
             key = (row["provider"], row["offer_id"])
             if key not in best:  # counts ascend: the first fit is the smallest configuration
+                row["fit"] = fit_status(row, estimate)
+                row["need_gb_per_gpu_high"] = estimate.per_gpu_gb_high
                 row["notes"] = notes(row, estimate)
                 best[key] = row
     rows = sorted(best.values(), key=lambda r: (r["usd_per_hour_total"], r["gpus_total"], r["provider"], r["offer_id"]))
     return FitResult(estimates=estimates, rows=rows[: options.limit])
 
 
+def fit_status(row: dict[str, Any], estimate: MemoryEstimate) -> str:
+    """"tight" when the error band's high end does not fit the usable memory, else "fits"."""
+    high = estimate.per_gpu_gb_high
+    return "tight" if high is not None and high > row["usable_gb_per_gpu"] else "fits"
+
+
 def notes(row: dict[str, Any], estimate: MemoryEstimate) -> list[str]:
     """What the user should know before renting this configuration for this job."""
     out = []
+    if row.get("fit") == "tight":
+        out.append(f"tight: error band reaches {estimate.per_gpu_gb_high:.1f} GB, "
+                   f"{row['usable_gb_per_gpu']:.1f} GB usable")
     if estimate.requires.get("bf16") and not row["gpu_bf16"]:
         out.append("no bf16 on this GPU: use --precision fp16-mixed or fp32")
     if estimate.requires.get("nf4") and not row["gpu_bnb_4bit"]:

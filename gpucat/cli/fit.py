@@ -59,6 +59,7 @@ def fit_command(  # type: ignore[no-untyped-def]
             {
                 "model": arch.name,
                 "per_gpu_gb": {str(n): e.per_gpu_gb for n, e in result.estimates.items()},
+                "per_gpu_gb_high": {str(n): e.per_gpu_gb_high for n, e in result.estimates.items()},
                 "headroom": headroom,
                 "offers": result.rows,
             }
@@ -69,13 +70,13 @@ def fit_command(  # type: ignore[no-untyped-def]
     if not result.rows:
         typer.echo("No current offer fits. Try more GPUs (--max-gpus), sharding, qlora, or checkpointing.")
         return
-    columns = ["provider", "instance", "region", "market", "gpu", "GPUs", "nodes", "need GB/gpu", "GB/gpu", "$/h", "stock", "notes"]
+    columns = ["provider", "instance", "region", "market", "gpu", "GPUs", "nodes", "need GB/gpu", "GB/gpu", "fit", "$/h", "stock", "notes"]
     print_table(
         columns,
         [
             [r["provider"], r["instance_type"], r["region"], r["market"] + (f" ({r['tier']})" if r["tier"] else ""),
              r["gpu_model"], r["gpus_total"], r["nodes"], round(r["need_gb_per_gpu"], 1), r["gpu_memory_gb"],
-             round(r["usd_per_hour_total"], 2), r["availability"], "; ".join(r["notes"])]
+             r["fit"], round(r["usd_per_hour_total"], 2), r["availability"], "; ".join(r["notes"])]
             for r in result.rows
         ],
     )  # fmt: skip

@@ -22,8 +22,12 @@ The logits and the cross-entropy loss are counted apart (`logits_bytes_per_eleme
 backward pass a standard loss holds the logits, fp32 log-probabilities and two fp32 gradient
 buffers, which for 128k-256k vocabularies is often the largest single transient.
 
-torch.compile's fusions inside layers are not modelled, so with compile the estimate is an
-upper bound for the per-layer part.
+Under torch.compile (`compiled`), AOTAutograd's min-cut partitioner recomputes in backward what
+is cheap to recompute from tensors it keeps anyway, so pointwise intermediates are not saved: a
+norm keeps its 16-bit input and its reciprocal RMS (not the fp32 copy, nor the normalized and
+weighted outputs that feed the projections), SwiGLU keeps gate and up (not the activation, nor the
+product that feeds the down projection), LoRA dropout keeps its mask. Outputs of matmuls and the
+attention kernel's inputs and outputs stay saved.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class ActivationPolicy:
     lora_rank: int = 0  # 0 when there are no LoRA adapters
     lora_modules: frozenset[str] = frozenset()
     lora_dropout: bool = False
+    compiled: bool = False  # torch.compile: pointwise intermediates recomputed in backward
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,8 @@ class ActivationEstimate:
 
 def _norm(arch: ModelArch, p: ActivationPolicy) -> float:
     h = arch.hidden_size
+    if p.compiled:  # the input as it arrives, plus fp32 per-token statistics
+        return (4 if p.autocast or p.act_bytes == 4 else p.act_bytes) * h + (4 if arch.norm == "rms" else 8)
     fp32_input = arch.norm == "rms" or p.autocast or p.act_bytes == 4
     kept = 4 * h if fp32_input else p.act_bytes * h
     if p.norms_trainable and arch.norm == "rms":
@@ -71,7 +78,7 @@ def _inputs(p: ActivationPolicy, consumers: tuple[str, ...], width: int) -> floa
     """A normalized tensor read by several linears: kept once, or once per linear under autocast
     (each linear casts its input to the compute dtype and keeps its own copy)."""
     n = sum(1 for name in consumers if name in p.saved_inputs)
-    if n == 0:
+    if n == 0 or p.compiled:  # compiled: recomputed from the norm's input
         return 0.0
     return p.act_bytes * width * (n if p.autocast else 1)
 
@@ -90,13 +97,13 @@ def _attention(arch: ModelArch, p: ActivationPolicy, keys: int) -> float:
     a, h, q, nh = p.act_bytes, arch.hidden_size, arch.q_dim, arch.n_heads
     kv = arch.kv_dim if p.flash else q  # eager attention repeats K/V to every query head
     kept = a * (q + 2 * kv)
-    if arch.qk_norm:
-        kept += 4 * (q + arch.kv_dim)  # per-head RMSNorm keeps fp32 copies of q and k
+    if arch.qk_norm:  # per-head RMSNorm keeps fp32 copies of q and k (compiled: the 16-bit inputs)
+        kept += (a if p.compiled else 4) * (q + arch.kv_dim)
     if p.flash:
         kept += a * q + 4 * nh  # output + fp32 log-sum-exp
     else:
         kept += nh * keys * _scores(arch, p)
-    if "o" in p.saved_inputs:
+    if "o" in p.saved_inputs and not (p.compiled and p.flash):
         kept += a * q  # the output projection keeps its (re-laid-out) input
     if arch.dropout > 0:
         kept += h  # residual dropout mask
@@ -106,9 +113,12 @@ def _attention(arch: ModelArch, p: ActivationPolicy, keys: int) -> float:
 def _mlp(arch: ModelArch, p: ActivationPolicy, width: int) -> float:
     """Per token: one MLP (dense, or one expert) without its norm and input."""
     a = p.act_bytes
-    kept = (3 if arch.mlp == "gated" else 1) * a * width
-    if "down" in p.saved_inputs:
-        kept += a * width
+    if p.compiled:  # gate and up (or fc1) outputs; activation and product recomputed
+        kept = (2 if arch.mlp == "gated" else 1) * a * width
+    else:
+        kept = (3 if arch.mlp == "gated" else 1) * a * width
+        if "down" in p.saved_inputs:
+            kept += a * width
     if arch.dropout > 0:
         kept += arch.hidden_size  # residual dropout mask
         if arch.arch_type == "encoder-decoder":
@@ -129,8 +139,8 @@ def _lora_extras(arch: ModelArch, p: ActivationPolicy) -> float:
             continue
         copies = routed if arch.is_moe and name in ("gate", "up", "down") else 1
         per = p.act_bytes * p.lora_rank
-        if p.lora_dropout:
-            per += (1 + p.act_bytes) * widths[name]  # mask + dropped input, kept by lora_A
+        if p.lora_dropout:  # mask + dropped input, kept by lora_A (compiled: the mask)
+            per += (1 if p.compiled else 1 + p.act_bytes) * widths[name]
         total += copies * per
     return total
 
@@ -202,7 +212,7 @@ def estimate_activations(
 ) -> ActivationEstimate:
     """Saved activations, recompute transient and logits for one micro-batch."""
     h = arch.hidden_size
-    head = _norm(arch, p) + (p.act_bytes * h if "lm_head" in p.saved_inputs else 0)
+    head = _norm(arch, p) + (p.act_bytes * h if "lm_head" in p.saved_inputs and not p.compiled else 0)
     ce = logits_bytes_per_element(p, cross_entropy)
 
     if arch.arch_type == "encoder-decoder":

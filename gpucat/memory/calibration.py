@@ -22,7 +22,15 @@ from importlib import resources
 from typing import Any
 
 from gpucat.memory.archs import ModelArch, get_model_arch
-from gpucat.memory.estimator import CUDA_CONTEXT_GB, MemoryEstimate, estimate_memory
+from gpucat.memory.bands import HIGH_PERCENTILE, LOW_PERCENTILE, band_keys
+from gpucat.memory.estimator import (
+    CUDA_CONTEXT_GB,
+    FITTED,
+    NCCL_GB,
+    FittedConstants,
+    MemoryEstimate,
+    estimate_memory,
+)
 from gpucat.memory.settings import TrainSettings
 
 UNIT_TO_GB = {"GB": 1.0, "GiB": 2**30 / 1e9, "MiB": 2**20 / 1e9}
@@ -35,7 +43,8 @@ AIM_MAX_ABS_ERROR = 0.35
 class CalibrationPoint:
     id: str
     ref: str  # row or section in the reference's calibration set
-    group: str
+    group: str  # the publication it comes from: the unit held out in leave-one-source-out
+    toolchain: str  # the software that ran it (several publications can share one)
     label: str
     model: str  # alias in model_archs
     settings: TrainSettings
@@ -47,6 +56,9 @@ class CalibrationPoint:
     source: str
     note: str = ""
     training_run: bool = True  # False for reference measurements (context alone, weights alone)
+    # True for sources added after the estimator's mechanisms were written: out of sample for its
+    # structure too, not only for its fitted constants.
+    unseen_by_design: bool = False
 
 
 _SETTING_NAMES = {f.name for f in fields(TrainSettings)}
@@ -72,7 +84,7 @@ def load_points() -> tuple[CalibrationPoint, ...]:
                 raise ValueError(f"{p['id']}: bad metric {metric!r} or unit {unit!r}")
             measured = p.get("measured")
             points.append(CalibrationPoint(
-                id=p["id"], ref=p["ref"], group=group["id"], label=p["label"],
+                id=p["id"], ref=p["ref"], group=group["id"], toolchain=group["toolchain"], label=p["label"],
                 model=p.get("model", group["model"]),
                 settings=_settings({**group["settings"], **p.get("settings", {})}, p["id"]),
                 metric=metric,
@@ -83,6 +95,7 @@ def load_points() -> tuple[CalibrationPoint, ...]:
                 source=group["source"],
                 note=p.get("note", ""),
                 training_run=p.get("training_run", True),
+                unseen_by_design=group.get("unseen_by_design", False),
             ))
     return tuple(points)
 
@@ -142,9 +155,9 @@ class PointResult:
         return self.estimate.per_gpu_gb > self.point.oom_above_gb
 
 
-def evaluate_point(point: CalibrationPoint) -> PointResult:
+def evaluate_point(point: CalibrationPoint, fitted: FittedConstants = FITTED) -> PointResult:
     arch = get_model_arch(point.model)
-    estimate = estimate_memory(arch, point.settings)
+    estimate = estimate_memory(arch, point.settings, fitted, with_band=False)
     estimated = estimate_in_metric(point, estimate)
     measured = point.measured_gb
     naive = {name: rule(arch, point.settings) for name, rule in NAIVE_RULES.items()}
@@ -159,8 +172,10 @@ def evaluate_point(point: CalibrationPoint) -> PointResult:
     )
 
 
-def evaluate(points: tuple[CalibrationPoint, ...] | None = None) -> list[PointResult]:
-    return [evaluate_point(p) for p in (points if points is not None else load_points())]
+def evaluate(
+    points: tuple[CalibrationPoint, ...] | None = None, fitted: FittedConstants = FITTED
+) -> list[PointResult]:
+    return [evaluate_point(p, fitted) for p in (points if points is not None else load_points())]
 
 
 @dataclass(frozen=True)
@@ -190,3 +205,108 @@ def held_to_aim(results: list[PointResult]) -> list[PointResult]:
 
 def with_settings(point: CalibrationPoint, **changes: Any) -> CalibrationPoint:
     return replace(point, settings=replace(point.settings, **changes))
+
+
+# --- fitting and out-of-sample evaluation -------------------------------------------------
+
+
+def is_held(point: CalibrationPoint) -> bool:
+    """A measured training run that is held to the aim (not excluded, not out-of-memory)."""
+    return point.exclude is None and point.measured_gb is not None and point.training_run
+
+
+def margin_fit_points(points: tuple[CalibrationPoint, ...]) -> tuple[CalibrationPoint, ...]:
+    """The points the allocator margin is fitted on: held points measured as reserved memory
+    (the only metric that isolates the allocator's share)."""
+    return tuple(p for p in points if is_held(p) and p.metric == "reserved")
+
+
+def fit_allocator_margin(points: tuple[CalibrationPoint, ...]) -> float:
+    """The allocator margin where the median signed error over the reserved points is zero
+    (bisection: the error grows with the margin), rounded to 0.01; the shipped value if none."""
+    fit_on = margin_fit_points(points)
+    if not fit_on:
+        return FITTED.allocator_margin
+
+    def median_error(margin: float) -> float:
+        return statistics.median(r.error for r in evaluate(fit_on, FittedConstants(allocator_margin=margin)))
+
+    lo, hi = 0.0, 1.0
+    if median_error(lo) >= 0:
+        return lo
+    if median_error(hi) <= 0:
+        return hi
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if median_error(mid) < 0 else (lo, mid)
+    return round((lo + hi) / 2, 2)
+
+
+def fit_constants(points: tuple[CalibrationPoint, ...]) -> FittedConstants:
+    return FittedConstants(allocator_margin=fit_allocator_margin(points))
+
+
+@dataclass(frozen=True)
+class ConstantReport:
+    name: str
+    value: float
+    fitted_on: tuple[str, ...]  # point ids; empty for constants set from the literature
+    basis: str
+
+
+def constants_report(points: tuple[CalibrationPoint, ...]) -> list[ConstantReport]:
+    """Every constant of the estimator, with the points it was fitted on (or where it comes from)."""
+    return [
+        ConstantReport("allocator_margin", FITTED.allocator_margin,
+                       tuple(p.id for p in margin_fit_points(points)),
+                       f"median signed error zero over the reserved points (refit on all of them: "
+                       f"{fit_allocator_margin(points):.2f})"),
+        ConstantReport("cuda_context_gb", CUDA_CONTEXT_GB, (), "not fitted: PyTorch >= 1.13 lazy loading, "
+                       "0.3-0.5 GB (pytorch/pytorch PR #86509, issues #107667, #109888)"),
+        ConstantReport("nccl_gb", NCCL_GB, (), "not fitted: a heuristic for NCCL buffers (unsourced)"),
+    ]
+
+
+def loso_results(
+    points: tuple[CalibrationPoint, ...] | None = None, key: str = "group"
+) -> tuple[list[PointResult], dict[str, FittedConstants]]:
+    """Each source (`key`: "group" = publication, or "toolchain") held out in turn: its points are
+    estimated with constants fitted on every other source's points only."""
+    points = points if points is not None else load_points()
+    results: dict[str, PointResult] = {}
+    fitted_without: dict[str, FittedConstants] = {}
+    for source in sorted({getattr(p, key) for p in points}):
+        rest = tuple(p for p in points if getattr(p, key) != source)
+        fitted_without[source] = fit_constants(rest)
+        for p in points:
+            if getattr(p, key) == source:
+                results[p.id] = evaluate_point(p, fitted_without[source])
+    return [results[p.id] for p in points], fitted_without
+
+
+def within(errors: list[float | None], bound: float) -> int:
+    return sum(1 for e in errors if e is not None and abs(e) <= bound)
+
+
+def _percentile(values: list[float], pct: int) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * pct / 100
+    lo = int(k)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def compute_bands(results: list[PointResult]) -> dict[str, dict[str, Any]]:
+    """Error bands per class (see gpucat.memory.bands) from held-out results of held points."""
+    by_key: dict[str, list[float]] = {}
+    for r in results:
+        if r.error is None or not is_held(r.point):
+            continue
+        for k in band_keys(r.point.settings):
+            by_key.setdefault(k, []).append(r.error)
+    return {
+        k: {"n": len(errs), "low": round(_percentile(errs, LOW_PERCENTILE), 3),
+            "high": round(_percentile(errs, HIGH_PERCENTILE), 3),
+            "median_abs": round(statistics.median(abs(e) for e in errs), 3)}
+        for k, errs in sorted(by_key.items())
+    }

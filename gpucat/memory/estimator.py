@@ -23,16 +23,29 @@ from dataclasses import asdict, dataclass, field, replace
 
 from gpucat.memory.activations import ActivationPolicy, estimate_activations
 from gpucat.memory.archs import ModelArch, lora_targets, lora_trainable_params, param_counts
+from gpucat.memory.bands import error_band
 from gpucat.memory.settings import TrainSettings, validate_settings
-from gpucat.memory.states import model_states
+from gpucat.memory.states import engine_casts_params, model_states
 
 GB = 1e9
-# Global constants, each set once for all models and settings:
+# Constants set from the literature, never fitted (bench/memory_calibration.py lists them):
 CUDA_CONTEXT_GB = 0.5  # CUDA context + kernels with lazy module loading (PyTorch >= 1.13: ~0.3-0.5 GB)
-NCCL_GB = 0.5  # per-process NCCL communicator buffers when more than one GPU (heuristic)
-ALLOCATOR_MARGIN = 0.10  # caching-allocator fragmentation, as a share of short-lived memory:
-#                          the value where the median signed error on the calibration set's
-#                          reserved-memory points is about zero (-0.5%)
+NCCL_GB = 0.5  # per-process NCCL communicator buffers when more than one GPU (heuristic, unsourced)
+
+
+@dataclass(frozen=True)
+class FittedConstants:
+    """The constants fitted to measurements. `bench/memory_calibration.py` refits them without
+    each source in turn (leave-one-source-out), so they are passed in rather than read globally."""
+
+    # Caching-allocator fragmentation, as a share of short-lived memory: the value where the median
+    # signed error over the calibration set's reserved-memory points is zero
+    # (`calibration.fit_allocator_margin`; refit on every held reserved point, rounded).
+    allocator_margin: float = 0.32
+
+
+FITTED = FittedConstants()
+ALLOCATOR_MARGIN = FITTED.allocator_margin
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,13 @@ class MemoryEstimate:
     host_breakdown: dict[str, float]
     requires: dict[str, bool]  # hardware/kernel needs: bf16 support, NF4 / int8 kernels
     assumptions: list[str] = field(default_factory=list)
+    # The measured peak is likely within [low, high]: the estimate divided by (1 + the 90th and
+    # 10th percentile of the leave-one-source-out signed error of its method/sharding class).
+    per_gpu_gb_low: float | None = None
+    per_gpu_gb_high: float | None = None
+    error_band: dict | None = None
+    # Mechanisms this configuration touches that the estimate does not model; the CLI prints them.
+    not_modelled: list[str] = field(default_factory=list)
 
     def torch_allocated_gb(self) -> float:
         """The estimate as `torch.cuda.max_memory_allocated` would report it: no context, no
@@ -82,20 +102,24 @@ def _activation_policy(s: TrainSettings, notes: list[str]) -> ActivationPolicy:
         notes.append("bitsandbytes < 0.43.2: every 4-bit linear keeps its input until backward")
     return ActivationPolicy(
         act_bytes=4 if s.precision == "fp32" else 2,
-        autocast=s.precision in ("bf16-mixed", "fp16-mixed"),
+        autocast=s.precision in ("bf16-mixed", "fp16-mixed") and not engine_casts_params(s),
         saved_inputs=saved_inputs,
         norms_trainable=s.method == "full",
         flash=s.attention == "flash",
         lora_rank=s.lora_rank if s.method != "full" and s.adapter_params is None else 0,
         lora_modules=adapted,
         lora_dropout=s.lora_dropout > 0,
+        compiled=s.compile,
     )
 
 
-def estimate_memory(arch: ModelArch, settings: TrainSettings) -> MemoryEstimate:
-    """Peak memory per GPU for fine-tuning `arch` with `settings`, with its breakdown."""
+def estimate_memory(
+    arch: ModelArch, settings: TrainSettings, fitted: FittedConstants = FITTED, *, with_band: bool = True
+) -> MemoryEstimate:
+    """Peak memory per GPU for fine-tuning `arch` with `settings`, with its breakdown and error band."""
     s = settings
     validate_settings(arch, s)
+    margin_rate = fitted.allocator_margin
     notes: list[str] = []
     counts = param_counts(arch)
     if s.method == "full":
@@ -112,6 +136,26 @@ def estimate_memory(arch: ModelArch, settings: TrainSettings) -> MemoryEstimate:
         target_len=target_len, checkpointing=s.grad_checkpointing, cross_entropy=s.cross_entropy,
     )
     saved = acts.saved
+    if not s.compile:
+        compiled = estimate_activations(
+            arch, _activation_policy(replace(s, compile=True), []), batch=s.batch_size, seq_len=s.seq_len,
+            target_len=target_len, checkpointing=s.grad_checkpointing, cross_entropy=s.cross_entropy,
+        )
+        saving = acts.saved + acts.recompute - compiled.saved - compiled.recompute
+        notes.append(f"eager mode assumed; torch.compile (TrainSettings.compile) recomputes pointwise "
+                     f"intermediates in backward: {saving / GB:.2f} GB fewer saved activations here")
+    else:
+        notes.append("torch.compile: norm upcasts and outputs, SwiGLU activation and product recomputed in "
+                     "backward; matmul outputs and attention inputs/outputs kept")
+    if s.method == "qlora" and not s.bnb_keeps_4bit_inputs:
+        legacy = estimate_activations(
+            arch, _activation_policy(replace(s, bnb_keeps_4bit_inputs=True), []), batch=s.batch_size,
+            seq_len=s.seq_len, target_len=target_len, checkpointing=s.grad_checkpointing,
+            cross_entropy=s.cross_entropy,
+        )
+        notes.append(f"bitsandbytes >= 0.43.2 assumed: 4-bit linears keep no input of their own; with older "
+                     f"versions saved activations grow by {(legacy.saved - acts.saved) / GB:.2f} GB "
+                     "(TrainSettings.bnb_keeps_4bit_inputs)")
     if s.offload_activations:
         on_gpu = saved * min(1.0, 2 / (arch.n_layers + arch.n_encoder_layers))
         st.host["activations"] = saved - on_gpu
@@ -151,8 +195,8 @@ def estimate_memory(arch: ModelArch, settings: TrainSettings) -> MemoryEstimate:
     # bitsandbytes, for-loop). PyTorch's foreach AdamW holds a state-sized list instead: not modelled.
     step_temp = 0.0 if s.offload != "none" else largest_tensor * 4 / div_grads
     optimizer_step = {"gradients": grads_step, "optimizer_step_temp": step_temp}
-    margin_fb = ALLOCATOR_MARGIN * (saved + max(acts.logits, acts.recompute) + dequant + st.zero_gather_buffer)
-    margin_step = ALLOCATOR_MARGIN * step_temp
+    margin_fb = margin_rate * (saved + max(acts.logits, acts.recompute) + dequant + st.zero_gather_buffer)
+    margin_step = margin_rate * step_temp
     fb_total = sum(static.values()) + sum(forward_backward.values()) + margin_fb
     step_total = sum(static.values()) + sum(optimizer_step.values()) + margin_step
     if s.optimizer_in_backward or fb_total >= step_total:
@@ -164,13 +208,15 @@ def estimate_memory(arch: ModelArch, settings: TrainSettings) -> MemoryEstimate:
     if s.cross_entropy == "standard" and acts.logits > 0.25 * max(fb_total, step_total):
         notes.append("the standard loss's fp32 logits buffers are a large share here; --cross-entropy "
                      "chunked or fused (Liger, Cut Cross-Entropy) shrinks them")
-    notes += _general_notes(arch, s, phase, target_len)
+    notes += _general_notes(arch, s, phase, target_len, margin_rate)
+    per_gpu_gb = round(sum(breakdown_bytes.values()) / GB, 3)
+    band = error_band(s) if with_band else None
     return MemoryEstimate(
         model=arch.name,
         settings=s,
         total_params=counts.total,
         trainable_params=trainable,
-        per_gpu_gb=round(sum(breakdown_bytes.values()) / GB, 3),
+        per_gpu_gb=per_gpu_gb,
         breakdown={k: round(v / GB, 3) for k, v in breakdown_bytes.items() if v > 0},
         peak_phase=phase,
         phases_gb={"forward-backward": round(fb_total / GB, 3),
@@ -181,13 +227,17 @@ def estimate_memory(arch: ModelArch, settings: TrainSettings) -> MemoryEstimate:
                   "nf4": s.method == "qlora" and s.quant.startswith("nf4"),
                   "int8": s.method == "qlora" and s.quant == "int8"},
         assumptions=notes,
+        per_gpu_gb_low=None if band is None else round(per_gpu_gb / (1 + band["high"]), 3),
+        per_gpu_gb_high=None if band is None else round(per_gpu_gb / (1 + band["low"]), 3),
+        error_band=band,
+        not_modelled=not_modelled(arch, s),
     )
 
 
-def _general_notes(arch: ModelArch, s: TrainSettings, phase: str, target_len: int) -> list[str]:
+def _general_notes(arch: ModelArch, s: TrainSettings, phase: str, target_len: int, margin_rate: float) -> list[str]:
     notes = [
         f"peak at the {phase.replace('-', '/')} moment; GB = 10^9 bytes; CUDA context "
-        f"{CUDA_CONTEXT_GB} GB; allocator margin {ALLOCATOR_MARGIN:.0%} of short-lived memory",
+        f"{CUDA_CONTEXT_GB} GB; allocator margin {margin_rate:.0%} of short-lived memory",
         {"bf16-mixed": "bf16-mixed: fp32 parameters and gradients, AdamW states in fp32, bf16 autocast compute",
          "fp16-mixed": "fp16-mixed: fp32 parameters and gradients, AdamW states in fp32, fp16 autocast compute",
          "bf16-true": "bf16-true: parameters, gradients, optimizer states and activations all in bf16",
@@ -218,10 +268,29 @@ def _general_notes(arch: ModelArch, s: TrainSettings, phase: str, target_len: in
     if s.optimizer == "adamw" and s.offload == "none":
         notes.append("adamw: a fused or per-tensor step; PyTorch's default foreach step can add one "
                      "state-sized temporary list")
-    notes.append("no torch.compile fusions inside layers: with compile the estimate is an upper bound")
     if s.method == "qlora" and s.sharding in ("zero3", "fsdp") and s.gpus > 1:
         notes.append("sharding 4-bit weights needs bnb_4bit_quant_storage set to the compute dtype (FSDP-QLoRA)")
     return notes
+
+
+def not_modelled(arch: ModelArch, s: TrainSettings) -> list[str]:
+    """Mechanisms that can set this run's peak and that the estimate leaves out, one line each."""
+    out = []
+    if s.gpus > 1 and s.sharding in ("zero3", "fsdp"):
+        out.append("checkpoint loading: toolchains that load the full state dict on every rank (LitGPT's "
+                   "FSDP load, FULL_STATE_DICT saves) peak at the whole 16-bit model plus the rank's shard "
+                   "while loading or saving; that peak is not modelled")
+    if s.offload == "params" and s.sharding == "zero3":
+        out.append("DeepSpeed ZeRO-3 parameter offload: which gathered parameters stay resident depends "
+                   "on module order and reuse; modelled as stage3_max_live_parameters (1e9) gathered at "
+                   "once, and measured peaks have run up to 2-4x that")
+    if s.offload != "none" and s.optimizer_in_backward:
+        out.append("CPU offload with the optimizer step fused into backward: the overlap of gradient "
+                   "transfers with the step is not modelled")
+    if s.method == "qlora" and s.sharding in ("zero3", "fsdp") and s.gpus > 1:
+        out.append("sharded 4-bit weights: how bitsandbytes' quant state is gathered with each unit is "
+                   "not modelled")
+    return out
 
 
 def per_gpu_need(

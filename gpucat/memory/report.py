@@ -52,6 +52,10 @@ def format_estimate(arch: ModelArch, e: MemoryEstimate) -> str:
     for key, gb in e.breakdown.items():
         lines.append(f"  {key:<{width}}  {gb:9.2f} GB  {COMPONENTS.get(key, '')}")
     lines.append(f"  {'per GPU':<{width}}  {e.per_gpu_gb:9.2f} GB  peak at {e.peak_phase.replace('-', '/')}")
+    if e.error_band is not None:
+        b = e.error_band
+        lines.append(f"  {'likely range':<{width}}  {e.per_gpu_gb_low:.2f} .. {e.per_gpu_gb_high:.2f} GB  "
+                     f"(held-out error {b['low']:+.0%} .. {b['high']:+.0%} over {b['n']} {b['class']} points)")
     if e.host_gb:
         parts = ", ".join(f"{k} {v:.2f}" for k, v in e.host_breakdown.items())
         lines.append(f"  {'host RAM':<{width}}  {e.host_gb:9.2f} GB  per GPU process ({parts})")
@@ -60,4 +64,7 @@ def format_estimate(arch: ModelArch, e: MemoryEstimate) -> str:
                                        ("int8 kernels", e.requires["int8"])) if needed]
     lines += ["", "GB = 10^9 bytes." + (f" Needs {', '.join(needs)}." if needs else ""), "Assumptions:"]
     lines += [f"  - {note}" for note in e.assumptions]
+    if e.not_modelled:
+        lines.append("Not modelled (warning):")
+        lines += [f"  - {note}" for note in e.not_modelled]
     return "\n".join(lines)

@@ -55,6 +55,7 @@ class TrainSettings:
     offload: Offload = "none"
     offload_activations: bool = False  # torchtune-style offloading of saved activations to host
     optimizer_in_backward: bool = False  # step each parameter during backward and free its grad
+    compile: bool = False  # torch.compile of the layers (torchtune's `compile: True`): eager by default
     adapter_params: int | None = None  # trainable count of a non-LoRA adapter (IA3, prompt tuning)
     # bitsandbytes before 0.43.2 kept every 4-bit linear's input alive for backward (fixed in
     # bitsandbytes PR #1270); set for runs on those versions.

@@ -19,6 +19,7 @@ NF4_BYTES = 0.5 + 4 / 64  # 4-bit codes + one fp32 absmax per 64 weights = 4.5 b
 NF4_DQ_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)  # absmax quantized to 8 bits per 256 blocks = 4.127 bits
 INT8_BYTES = 1.0  # LLM.int8 weights; per-row scales are negligible
 BNB_8BIT_STATE_BYTES = 1 + 4 / 256  # one state: 1-byte codes + an fp32 absmax per 256-value block
+ZERO3_MAX_LIVE_PARAMS = 1e9  # DeepSpeed stage3_max_live_parameters default
 
 
 def _optimizer_state_bytes(arch: ModelArch, s: TrainSettings, trainable: int, state_bytes: int) -> float:
@@ -61,12 +62,24 @@ class ModelStates:
     host: dict[str, float]
 
 
+def engine_casts_params(s: TrainSettings) -> bool:
+    """Mixed precision done by the sharding engine rather than by autocast: FSDP's MixedPrecision
+    all-gathers each unit's parameters in the compute dtype, and DeepSpeed's bf16/fp16 mode casts
+    the module itself, so the forward runs on 16-bit parameters with a 16-bit residual stream and
+    autocast has nothing left to cast."""
+    return s.precision in ("bf16-mixed", "fp16-mixed") and s.sharding in ("zero1", "zero2", "zero3", "fsdp")
+
+
 def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[str]) -> ModelStates:
     counts = param_counts(arch)
     total, n = counts.total, s.gpus
     mixed = s.precision in ("bf16-mixed", "fp16-mixed")
     compute_bytes = 4 if s.precision == "fp32" else 2
     stored_bytes = 2 if s.precision == "bf16-true" else 4  # parameters as kept between steps
+    engine_casts = engine_casts_params(s)
+    deepspeed_casts = engine_casts and s.sharding != "fsdp"
+    if deepspeed_casts:
+        stored_bytes = compute_bytes  # DeepSpeed keeps the module in 16 bits, fp32 masters apart
     lm_head_matrix = arch.vocab_size * arch.hidden_size
 
     frozen = 0.0
@@ -74,19 +87,26 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
     if s.method == "qlora":
         q_bytes = {"nf4": NF4_BYTES, "nf4-dq": NF4_DQ_BYTES, "int8": INT8_BYTES}[s.quant]
         frozen = counts.block_linear * q_bytes + (total - counts.block_linear) * stored_bytes
-        if mixed:  # only the unquantized output projection goes through autocast's cast
+        if mixed and not engine_casts:  # only the unquantized output projection goes through autocast's cast
             autocast_copies = lm_head_matrix * 2
         notes.append(f"frozen block linears stored as {s.quant} ({q_bytes:.3f} B/param); embeddings, "
                      "norms and the output projection stay unquantized")
     elif s.method == "lora":
         frozen = total * stored_bytes
-        if mixed:
+        if mixed and not engine_casts:
             autocast_copies = (counts.block_linear + lm_head_matrix) * 2
-    if mixed and s.method != "full":
+    if engine_casts:
+        notes.append(f"{s.precision} under {s.sharding}: " + (
+            "FSDP keeps fp32 sharded parameters and all-gathers each unit in 16 bits" if not deepspeed_casts
+            else "DeepSpeed keeps the module in 16 bits and fp32 master weights for what trains")
+            + "; no autocast copies, and a 16-bit residual stream")
+    elif mixed and s.method != "full":
         notes.append(f"{s.precision}: frozen weights kept in fp32 and cast to 16 bits for every "
                      "forward (the copies stay alive until backward)")
 
-    trainable_weights = trainable * compute_bytes  # the working copy (fp32 runs: the only copy)
+    # The working copy (fp32 runs: the only copy). Under FSDP mixed precision the fp32 shard is the
+    # parameter itself and 16-bit copies exist only for gathered units.
+    trainable_weights = 0.0 if engine_casts and not deepspeed_casts else trainable * compute_bytes
     master = trainable * 4.0 if mixed else 0.0
     grad_bytes = 2 if s.precision == "bf16-true" else 4
     grads = float(trainable * grad_bytes)
@@ -111,14 +131,26 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
     if st.ddp_grad_buckets:
         notes.append("ddp: gradient buckets hold a second copy of the gradients (PyTorch's default "
                      "gradient_as_bucket_view=False)")
-    if sharded and s.sharding in ("zero3", "fsdp"):
+    if (sharded and s.sharding in ("zero3", "fsdp")) or s.offload == "params":
         per_param = (frozen + trainable_weights) / max(total, 1)
+        if engine_casts and s.method != "qlora":
+            per_param = compute_bytes  # units are gathered in the compute dtype
         units = 2 if s.sharding == "fsdp" else 1  # FSDP prefetches the next unit during backward
         st.zero_gather_buffer = counts.largest_layer * per_param * units
         if s.method == "full":
             st.zero_gather_buffer += counts.largest_layer * grad_bytes  # the unit's unsharded grads
         notes.append(f"{s.sharding}: {units} gathered layer(s) of {counts.largest_layer / 1e6:.0f}M "
                      "parameters in flight")
+        if s.sharding == "zero3" and s.offload == "params":
+            # DeepSpeed releases a gathered parameter only past stage3_max_reuse_distance and keeps up
+            # to stage3_max_live_parameters gathered (both 1e9 by default and in transformers'
+            # ZeRO-3 template, docs/source/en/deepspeed.md): with parameters offloaded, that
+            # budget, not one layer, is what stays on the GPU.
+            live = min(total, ZERO3_MAX_LIVE_PARAMS) * per_param
+            if live > st.zero_gather_buffer:
+                st.zero_gather_buffer = live
+                notes.append(f"zero3 parameter offload: up to {min(total, ZERO3_MAX_LIVE_PARAMS) / 1e9:.2f}B "
+                             "gathered parameters stay resident (stage3_max_live_parameters)")
     if s.offload in ("optimizer", "params"):
         st.host.update(optimizer_states=st.optimizer_states, master_weights=st.master_weights,
                        gradients_fp32=trainable * 4.0 / div_grads)

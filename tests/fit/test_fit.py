@@ -94,3 +94,27 @@ def test_fit_table_output(catalog_db):
     result = runner.invoke(app, ["fit", "--model", "llama-3.1-8b", "--method", "qlora", "--sharding", "none", "--db", str(catalog_db)])
     assert result.exit_code == 0
     assert "memory per GPU (none) 1 GPU:" in result.stdout
+
+
+def test_fits_inside_the_error_band_are_flagged_tight(catalog_db):
+    """A row is "tight" exactly when the band's high end exceeds the usable memory, with a note."""
+    arch = resolve_model("llama-3.1-8b", allow_hub=False)
+    settings = TrainSettings(method="qlora", batch_size=2, seq_len=2048, sharding="none")
+    with db.connect(catalog_db, read_only=True) as con:
+        result = fit(con, arch, settings, FitOptions(limit=1000))
+    high = result.estimates[1].per_gpu_gb_high
+    assert high is not None and high > result.estimates[1].per_gpu_gb
+    assert {r["fit"] for r in result.rows} == {"fits", "tight"}
+    for r in result.rows:
+        assert r["fit"] == ("tight" if high > r["usable_gb_per_gpu"] else "fits")
+        assert r["need_gb_per_gpu_high"] == high
+        tight_notes = [n for n in r["notes"] if n == f"tight: error band reaches {high:.1f} GB, "
+                       f"{r['usable_gb_per_gpu']:.1f} GB usable"]
+        assert len(tight_notes) == (r["fit"] == "tight")
+
+
+def test_fit_json_gives_the_band_high_end_per_gpu_count(catalog_db):
+    out = fit_json(catalog_db, "--model", "llama-3.1-8b", "--method", "qlora", "--sharding", "none", "--batch", "2")
+    assert set(out["per_gpu_gb_high"]) == set(out["per_gpu_gb"]) == {"1"}
+    assert out["per_gpu_gb_high"]["1"] > out["per_gpu_gb"]["1"]
+    assert all(r["fit"] in ("fits", "tight") for r in out["offers"])

@@ -177,3 +177,23 @@ def test_help(command):
     result = runner.invoke(app, [command, "--help"])
     assert result.exit_code == 0
     assert "Usage" in result.stdout
+
+
+def test_memory_json_gives_a_range_and_the_not_modelled_classes():
+    out = run_json("--model", "llama-3.1-8b", "--method", "lora", "--gpus", "8", "--sharding", "zero3",
+                   "--offload", "params")
+    assert out["per_gpu_gb_low"] <= out["per_gpu_gb_high"]
+    assert out["error_band"]["class"] in ("lora/params", "lora", "all")
+    assert [line.split(":")[0] for line in out["not_modelled"]] == [
+        "checkpoint loading", "DeepSpeed ZeRO-3 parameter offload",
+    ]
+
+
+def test_memory_text_prints_the_range_and_the_not_modelled_warnings():
+    result = runner.invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "full", "--gpus", "8",
+                                 "--sharding", "fsdp"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert any(line.strip().startswith("likely range") and "held-out error" in line for line in lines)
+    warnings = lines[lines.index("Not modelled (warning):") + 1:]
+    assert [w.split(":")[0] for w in warnings] == ["  - checkpoint loading"]
