@@ -1,0 +1,283 @@
+"""The cost of a whole fine-tuning job on every configuration it fits, cheapest job first.
+
+`gpucat.fit` finds the configurations with enough memory; for each, the time model gives the
+throughput, and `jobcost.job_cost` prices the job with the provider's terms (billing increment,
+storage that survives a stop, egress tiers) and, on spot, the interruption risk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import duckdb
+
+from gpucat.cost.jobcost import (
+    BillingTerms,
+    JobSpec,
+    Offer,
+    SpotRisk,
+    interruptions_per_hour_from_band,
+    job_cost,
+    tiers_from_rows,
+)
+from gpucat.cost.sizes import BYTES_PER_TOKEN_OF_TEXT, CHECKPOINTS_KEPT, JobSizes, job_sizes
+from gpucat.cost.throughput import (
+    DEFAULT_FABRIC_GBITPS,
+    PCIE_GBPS,
+    Hardware,
+    ModelShape,
+    load_factors,
+    model_shape,
+    throughput,
+)
+from gpucat.fit import FitOptions, fit
+from gpucat.memory import ModelArch, TrainSettings
+from schemas.errors import UserInputError
+from warehouse.db import query_sql
+
+
+@dataclass(frozen=True)
+class CostOptions:
+    tokens: float  # training tokens in one epoch
+    epochs: float = 1.0
+    markets: tuple[str, ...] = ("on_demand",)
+    checkpoint_every_h: float = 0.5
+    retention_h: float = 7 * 24.0
+    dataset_gb: float | None = None  # default: the tokens as text
+    restart_h: float = 10 / 60
+    checkpoint_write_gbps: float = 1.0
+    providers: Sequence[str] = ()
+    top: int = 20
+    headroom: float = 0.1
+    max_gpus: int = 64
+    available_only: bool = False
+
+
+@dataclass(frozen=True)
+class CostRow:
+    provider: str
+    offer_id: str
+    instance_type: str
+    region: str
+    gpu_model: str
+    gpus: int
+    nodes: int
+    market: str
+    usd_per_hour: float
+    tokens_per_s: float
+    hours: float
+    compute_usd: float
+    storage_usd: float
+    egress_usd: float
+    spot_overhead_usd: float
+    total_usd: float
+    availability: str
+    interruption_basis: str | None  # spot rows: where the interruption rate comes from
+    expected_interruptions: float | None
+    lines: tuple[str, ...] = field(default=(), repr=False)
+
+    def as_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "lines"}
+        for key in ("hours", "compute_usd", "storage_usd", "egress_usd", "spot_overhead_usd", "total_usd", "tokens_per_s"):
+            out[key] = round(out[key], 4)
+        return out
+
+
+@dataclass(frozen=True)
+class CostResult:
+    rows: list[CostRow]
+    sizes: JobSizes
+    training_tokens: float
+    defaults: list[str]  # every assumed value, printed with the result
+    skipped: dict[str, list[str]]  # reason -> providers or GPU models left out
+
+
+@cache
+def spot_defaults() -> dict[str, Any]:
+    return json.loads(resources.files("gpucat.cost").joinpath("data/spot_defaults.json").read_text())
+
+
+def default_spot_risk(provider: str) -> SpotRisk:
+    entry = spot_defaults()["providers"].get(provider, spot_defaults()["default"])
+    return SpotRisk(float(entry["interruptions_per_hour"]), f"{provider}: {entry['basis']}")
+
+
+def _rows(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any]]:
+    try:
+        cursor = con.execute(query_sql(name))
+    except duckdb.CatalogException as exc:
+        raise UserInputError(
+            f"the catalog has no provider terms ({str(exc).splitlines()[0]}); run `gpucat refresh` to load them"
+        ) from None
+    columns = [d[0] for d in cursor.description or []]
+    return [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class Terms:
+    billing: dict[str, BillingTerms]
+    storage: dict[str, float]
+    egress: dict[str, list[dict[str, Any]]]
+    interruptions: dict[tuple[str, str, str], dict[str, Any]]
+    gpus: dict[str, dict[str, Any]]
+
+    def missing(self, provider: str) -> list[str]:
+        parts = {"billing": self.billing, "storage that survives a stop": self.storage, "egress": self.egress}
+        return [name for name, table in parts.items() if provider not in table]
+
+
+def load_terms(con: duckdb.DuckDBPyConnection) -> Terms:
+    egress: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in _rows(con, "cost_egress"):
+        egress[row["provider"]].append(row)
+    return Terms(
+        billing={
+            r["provider"]: BillingTerms(float(r["billing_increment_s"] or 1), float(r["min_charge_s"] or 0))
+            for r in _rows(con, "cost_billing")
+            if r["billing_increment_s"] is not None
+        },
+        storage={r["provider"]: float(r["usd_per_gb_month"]) for r in _rows(con, "cost_storage")},
+        egress=dict(egress),
+        interruptions={(r["provider"], r["region"], r["instance_type"]): r for r in _rows(con, "cost_interruptions")},
+        gpus={r["gpu_model"]: r for r in _rows(con, "cost_gpus")},
+    )
+
+
+def hardware_for_row(row: dict[str, Any], gpu: dict[str, Any], precision: str) -> Hardware | None:
+    peak = gpu["fp16_tflops"] if precision == "fp16-mixed" else gpu["bf16_tflops"] or gpu["fp16_tflops"]
+    if not peak or precision == "fp32":
+        return None
+    return Hardware(
+        gpu_model=row["gpu_model"],
+        architecture=gpu["architecture"],
+        peak_tflops=float(peak),
+        memory_bandwidth_gbps=gpu["memory_bandwidth_gbps"],
+        nvlink_gbps=gpu["nvlink_gbps"],
+        gpus=max(1, int(row["gpus_total"])),
+        nodes=int(row["nodes"]),
+        interconnect=row["interconnect"],
+        fabric=row["fabric"],
+        fabric_gbps=row["fabric_gbps"],
+    )
+
+
+def spot_risk(row: dict[str, Any], terms: Terms) -> SpotRisk:
+    band = terms.interruptions.get((row["provider"], row["region"], row["instance_type"]))
+    if band is None:
+        return default_spot_risk(row["provider"])
+    rate = interruptions_per_hour_from_band(band["band_lower_pct"], band["band_upper_pct"])
+    return SpotRisk(rate, f"AWS Spot Advisor band {band['interruption_band']} of instances interrupted a month")
+
+
+def validate(options: CostOptions) -> None:
+    if options.tokens <= 0:
+        raise UserInputError(f"--tokens must be positive, got {options.tokens:g}")
+    if options.epochs <= 0:
+        raise UserInputError(f"--epochs must be positive, got {options.epochs:g}")
+    if options.checkpoint_every_h <= 0:
+        raise UserInputError("--checkpoint-every must be positive")
+    if options.retention_h < 0:
+        raise UserInputError("--retention must be zero or more")
+    if options.dataset_gb is not None and options.dataset_gb < 0:
+        raise UserInputError(f"--dataset-gb must be zero or more, got {options.dataset_gb:g}")
+    if options.top < 1:
+        raise UserInputError(f"--top must be at least 1, got {options.top}")
+
+
+def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings, options: CostOptions) -> CostResult:
+    validate(options)
+    terms = load_terms(con)
+    providers = [p.lower() for p in options.providers]
+    for provider in providers:
+        missing = terms.missing(provider)
+        if missing:
+            raise UserInputError(f"provider {provider!r} has no {', '.join(missing)} terms in the catalog, so no job cost")
+    market = options.markets[0] if len(options.markets) == 1 else None
+    fit_options = FitOptions(
+        headroom=options.headroom, max_gpus=options.max_gpus, market=market, providers=providers,
+        available_only=options.available_only, limit=1_000_000,
+    )  # fmt: skip
+    candidates = fit(con, arch, settings, fit_options).rows
+    training_tokens = options.tokens * options.epochs
+    factors = load_factors()
+    shapes: dict[int, ModelShape] = {}
+    skipped: dict[str, set[str]] = defaultdict(set)
+    assumptions: dict[str, None] = {}
+    rows: list[CostRow] = []
+    for row in candidates:
+        missing = terms.missing(row["provider"])
+        if missing:
+            skipped[f"no {', '.join(missing)} terms"].add(row["provider"])
+            continue
+        gpu = terms.gpus.get(row["gpu_model"])
+        hw = hardware_for_row(row, gpu, settings.precision) if gpu else None
+        if hw is None:
+            skipped[f"no {settings.precision} TFLOPS figure"].add(row["gpu_model"])
+            continue
+        run_settings = replace(settings, gpus=hw.gpus)
+        shape = shapes.setdefault(hw.gpus, model_shape(arch, run_settings))
+        tp = throughput(shape, run_settings, hw, factors)
+        assumptions.update(dict.fromkeys(tp.assumptions))
+        sizes = job_sizes(shape, settings, options.tokens, options.dataset_gb)
+        job = JobSpec(
+            hours=training_tokens / tp.tokens_per_s / 3600, storage_gb=sizes.storage_gb, checkpoint_gb=sizes.checkpoint_gb,
+            egress_gb=sizes.result_gb, retention_h=options.retention_h, checkpoint_every_h=options.checkpoint_every_h,
+            restart_h=options.restart_h, checkpoint_write_gbps=options.checkpoint_write_gbps,
+        )  # fmt: skip
+        risk = spot_risk(row, terms) if row["market"] == "spot" else None
+        cost = job_cost(
+            job, Offer(float(row["usd_per_hour_total"]), int(row["nodes"]), row["market"]),
+            terms.billing[row["provider"]], terms.storage[row["provider"]],
+            tiers_from_rows(terms.egress[row["provider"]]), risk,
+        )  # fmt: skip
+        head = (
+            f"{row['provider']} {row['offer_id']}: {hw.gpus} x {hw.gpu_model} ({row['nodes']} node(s), {row['market']})",
+            f"throughput: {tp.tokens_per_s:,.0f} tokens/s ({tp.flops_per_token / 1e9:.1f} GFLOP/token, utilization "
+            f"{tp.utilization:.2f} of {hw.peak_tflops:g} TFLOPS, scaling efficiency {tp.scaling_efficiency:.2f})",
+            f"time: {training_tokens:,.0f} tokens / {tp.tokens_per_s:,.0f} tokens/s = {job.hours:.3f} h",
+        )
+        rows.append(
+            CostRow(
+                provider=row["provider"], offer_id=row["offer_id"], instance_type=row["instance_type"], region=row["region"],
+                gpu_model=row["gpu_model"], gpus=hw.gpus, nodes=int(row["nodes"]), market=row["market"],
+                usd_per_hour=float(row["usd_per_hour_total"]), tokens_per_s=tp.tokens_per_s, hours=cost.hours,
+                compute_usd=cost.compute_usd, storage_usd=cost.storage_usd, egress_usd=cost.egress_usd,
+                spot_overhead_usd=cost.spot_overhead_usd, total_usd=cost.total_usd, availability=row["availability"],
+                interruption_basis=risk.basis if risk else None,
+                expected_interruptions=cost.expected_interruptions if risk else None, lines=head + cost.lines,
+            )  # fmt: skip
+        )
+    rows.sort(key=lambda r: (r.total_usd, r.hours, r.provider, r.offer_id))
+    sizes = job_sizes(model_shape(arch, settings), settings, options.tokens, options.dataset_gb)
+    return CostResult(
+        rows=rows[: options.top] if options.top else rows,
+        sizes=sizes,
+        training_tokens=training_tokens,
+        defaults=defaults(options, sizes) + list(assumptions),
+        skipped={reason: sorted(names) for reason, names in skipped.items()},
+    )
+
+
+def defaults(options: CostOptions, sizes: JobSizes) -> list[str]:
+    dataset = (
+        f"dataset {sizes.dataset_gb:.2f} GB (--dataset-gb)" if options.dataset_gb is not None
+        else f"dataset {sizes.dataset_gb:.2f} GB: {BYTES_PER_TOKEN_OF_TEXT:g} bytes of text per token (set --dataset-gb)"
+    )  # fmt: skip
+    return [
+        f"training tokens {options.tokens:,.0f} x {options.epochs:g} epoch(s)",
+        dataset,
+        f"stored: dataset + base weights {sizes.base_weights_gb:.2f} GB + {CHECKPOINTS_KEPT} checkpoints of {sizes.checkpoint_gb:.3f} GB",
+        f"downloaded at the end: {sizes.result_gb:.3f} GB of trained weights (bf16)",
+        f"storage kept for the run + {options.retention_h:g} h retention (--retention), on the cheapest storage that survives a stop",
+        "egress: the provider's monthly free allowance is assumed unused by other traffic",
+        f"spot: checkpoint every {options.checkpoint_every_h:g} h (--checkpoint-every), {options.restart_h * 60:g} min to restart,"
+        f" checkpoints written at {options.checkpoint_write_gbps:g} GB/s",
+        f"spot rates where none is published: {spot_defaults()['default']['basis']} ({spot_defaults()['default']['interruptions_per_hour']}/h)",
+        f"links without a catalog figure: PCIe {PCIE_GBPS:g} GB/s, fabric {DEFAULT_FABRIC_GBITPS:g} Gbit/s per node",
+    ]
