@@ -46,6 +46,7 @@ class EgressTerms:
 class SpotRisk:
     interruptions_per_hour: float  # per instance
     basis: str  # where the rate comes from, printed with the row
+    label: str = ""  # the same in a few words, for a table cell
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ def job_cost(
     )
     egress_total, egress_lines = egress_usd(job.egress_gb, egress)
     lines += egress_lines
-    lines.append(f"egress: ${egress_total:.2f}")
+    lines.append(f"  egress total: ${egress_total:.2f}")
     total = compute + storage + egress_total + spot_overhead
     lines.append(f"total: ${compute:.2f} + ${storage:.2f} + ${egress_total:.2f} + ${spot_overhead:.2f} = ${total:.2f}")
     return JobCost(

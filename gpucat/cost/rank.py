@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -79,11 +80,12 @@ class CostRow:
     total_usd: float
     availability: str
     interruption_basis: str | None  # spot rows: where the interruption rate comes from
+    interruption_label: str | None
     expected_interruptions: float | None
     lines: tuple[str, ...] = field(default=(), repr=False)
 
     def as_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "lines"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("lines", "interruption_label")}
         for key in ("hours", "compute_usd", "storage_usd", "egress_usd", "spot_overhead_usd", "total_usd", "tokens_per_s"):
             out[key] = round(out[key], 4)
         return out
@@ -105,7 +107,8 @@ def spot_defaults() -> dict[str, Any]:
 
 def default_spot_risk(provider: str) -> SpotRisk:
     entry = spot_defaults()["providers"].get(provider, spot_defaults()["default"])
-    return SpotRisk(float(entry["interruptions_per_hour"]), f"{provider}: {entry['basis']}")
+    rate = float(entry["interruptions_per_hour"])
+    return SpotRisk(rate, f"{provider}: {entry['basis']}", f"assumed {rate:g}/h")
 
 
 def _rows(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any]]:
@@ -126,6 +129,7 @@ class Terms:
     egress: dict[str, list[dict[str, Any]]]
     interruptions: dict[tuple[str, str, str], dict[str, Any]]
     gpus: dict[str, dict[str, Any]]
+    fabric_gbps: dict[tuple[str, str], float]
 
     def missing(self, provider: str) -> list[str]:
         parts = {"billing": self.billing, "storage that survives a stop": self.storage, "egress": self.egress}
@@ -146,10 +150,11 @@ def load_terms(con: duckdb.DuckDBPyConnection) -> Terms:
         egress=dict(egress),
         interruptions={(r["provider"], r["region"], r["instance_type"]): r for r in _rows(con, "cost_interruptions")},
         gpus={r["gpu_model"]: r for r in _rows(con, "cost_gpus")},
+        fabric_gbps={(r["provider"], r["offer_id"]): float(r["fabric_gbps"]) for r in _rows(con, "cost_fabric")},
     )
 
 
-def hardware_for_row(row: dict[str, Any], gpu: dict[str, Any], precision: str) -> Hardware | None:
+def hardware_for_row(row: dict[str, Any], gpu: dict[str, Any], precision: str, fabric_gbps: float | None) -> Hardware | None:
     peak = gpu["fp16_tflops"] if precision == "fp16-mixed" else gpu["bf16_tflops"] or gpu["fp16_tflops"]
     if not peak or precision == "fp32":
         return None
@@ -163,7 +168,7 @@ def hardware_for_row(row: dict[str, Any], gpu: dict[str, Any], precision: str) -
         nodes=int(row["nodes"]),
         interconnect=row["interconnect"],
         fabric=row["fabric"],
-        fabric_gbps=row["fabric_gbps"],
+        fabric_gbps=fabric_gbps,
     )
 
 
@@ -172,7 +177,11 @@ def spot_risk(row: dict[str, Any], terms: Terms) -> SpotRisk:
     if band is None:
         return default_spot_risk(row["provider"])
     rate = interruptions_per_hour_from_band(band["band_lower_pct"], band["band_upper_pct"])
-    return SpotRisk(rate, f"AWS Spot Advisor band {band['interruption_band']} of instances interrupted a month")
+    return SpotRisk(
+        rate,
+        f"AWS Spot Advisor band {band['interruption_band']} of instances interrupted a month",
+        f"AWS {band['interruption_band']}/month",
+    )
 
 
 def validate(options: CostOptions) -> None:
@@ -215,8 +224,14 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
         if missing:
             skipped[f"no {', '.join(missing)} terms"].add(row["provider"])
             continue
+        if settings.precision.startswith("bf16") and not row["gpu_bf16"]:
+            skipped["no bf16: try --precision fp16-mixed"].add(row["gpu_model"])
+            continue
+        if settings.method == "qlora" and not row["gpu_bnb_4bit"]:
+            skipped["no bitsandbytes 4-bit kernels"].add(row["gpu_model"])
+            continue
         gpu = terms.gpus.get(row["gpu_model"])
-        hw = hardware_for_row(row, gpu, settings.precision) if gpu else None
+        hw = hardware_for_row(row, gpu, settings.precision, terms.fabric_gbps.get((row["provider"], row["offer_id"]))) if gpu else None
         if hw is None:
             skipped[f"no {settings.precision} TFLOPS figure"].add(row["gpu_model"])
             continue
@@ -241,6 +256,7 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
             f"throughput: {tp.tokens_per_s:,.0f} tokens/s ({tp.flops_per_token / 1e9:.1f} GFLOP/token, utilization "
             f"{tp.utilization:.2f} of {hw.peak_tflops:g} TFLOPS, scaling efficiency {tp.scaling_efficiency:.2f})",
             f"time: {training_tokens:,.0f} tokens / {tp.tokens_per_s:,.0f} tokens/s = {job.hours:.3f} h",
+            *(f"  assumed: {a}" for a in tp.assumptions),
         )
         rows.append(
             CostRow(
@@ -249,7 +265,7 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
                 usd_per_hour=float(row["usd_per_hour_total"]), tokens_per_s=tp.tokens_per_s, hours=cost.hours,
                 compute_usd=cost.compute_usd, storage_usd=cost.storage_usd, egress_usd=cost.egress_usd,
                 spot_overhead_usd=cost.spot_overhead_usd, total_usd=cost.total_usd, availability=row["availability"],
-                interruption_basis=risk.basis if risk else None,
+                interruption_basis=risk.basis if risk else None, interruption_label=risk.label if risk else None,
                 expected_interruptions=cost.expected_interruptions if risk else None, lines=head + cost.lines,
             )  # fmt: skip
         )
@@ -281,3 +297,23 @@ def defaults(options: CostOptions, sizes: JobSizes) -> list[str]:
         f"spot rates where none is published: {spot_defaults()['default']['basis']} ({spot_defaults()['default']['interruptions_per_hour']}/h)",
         f"links without a catalog figure: PCIe {PCIE_GBPS:g} GB/s, fabric {DEFAULT_FABRIC_GBITPS:g} Gbit/s per node",
     ]
+
+
+def save_job_costs(
+    con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings, options: CostOptions, result: CostResult
+) -> int:
+    """Append the answer to job_costs, so `SELECT * FROM latest_job_costs` shows the same numbers."""
+    run_at = datetime.now(UTC)
+    recorded = json.dumps({"settings": asdict(settings), "job": {**asdict(options), "providers": list(options.providers)}}, default=str)
+    sql = query_sql("cost_save")
+    con.begin()
+    try:
+        for rank, row in enumerate(result.rows, start=1):
+            values = {k: v for k, v in row.__dict__.items() if k not in ("lines", "interruption_label")}
+            con.execute(sql, {**values, "run_at": run_at, "model": arch.name, "method": settings.method,
+                              "training_tokens": result.training_tokens, "rank": rank, "options": recorded})  # fmt: skip
+        con.commit()
+    except BaseException:
+        con.rollback()
+        raise
+    return len(result.rows)
