@@ -1,0 +1,137 @@
+"""`gpucat cost` over the replayed catalog: ranking by job cost, parts, spot rows, SQL, errors."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from gpucat.cli import app
+from tests.cost.conftest import EGRESS, PROVIDERS, STORAGE, add_terms
+from warehouse import db
+
+runner = CliRunner()
+QLORA_8B = ["--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "100M"]
+PARTS = ("compute_usd", "storage_usd", "egress_usd", "spot_overhead_usd")
+
+
+def cost_json(path, *args: str) -> list[dict]:
+    result = runner.invoke(app, ["cost", *args, "--json", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_both_markets_ranked_by_job_cost_with_parts_that_add_up(cost_db):
+    rows = cost_json(cost_db, *QLORA_8B, "--both", "--top", "500")
+    assert {r["market"] for r in rows} == {"on_demand", "spot"}
+    assert {r["provider"] for r in rows} >= {"aws", "runpod"}
+    assert [r["total_usd"] for r in rows] == sorted(r["total_usd"] for r in rows)
+    for r in rows:
+        assert set(r) >= {"provider", "offer_id", "gpu_model", "gpus", "usd_per_hour", "hours", *PARTS, "total_usd",
+                          "market", "availability"}  # fmt: skip
+        assert r["total_usd"] == pytest.approx(sum(r[p] for p in PARTS), abs=1e-3)
+        assert r["hours"] > 0 and r["compute_usd"] > 0
+
+
+def test_job_cost_ranking_differs_from_the_hourly_price_ranking(cost_db):
+    rows = cost_json(cost_db, *QLORA_8B, "--on-demand", "--top", "500")
+    hourly = sorted(rows, key=lambda r: r["usd_per_hour"])
+    assert [r["offer_id"] for r in rows] != [r["offer_id"] for r in hourly]
+    # A pricier hour that finishes the job sooner comes first somewhere in the list.
+    assert any(a["usd_per_hour"] > b["usd_per_hour"] and a["hours"] < b["hours"] for a, b in zip(rows, rows[1:]))
+
+
+def test_spot_rows_carry_their_interruption_assumption_and_on_demand_rows_none(cost_db):
+    rows = cost_json(cost_db, *QLORA_8B, "--both", "--top", "500")
+    for r in rows:
+        if r["market"] == "spot":
+            assert r["interruption_basis"] and r["expected_interruptions"] is not None
+        else:
+            assert r["interruption_basis"] is None and r["expected_interruptions"] is None
+            assert r["spot_overhead_usd"] == 0
+    aws_spot = [r for r in rows if r["provider"] == "aws" and r["market"] == "spot"]
+    assert aws_spot and all("AWS Spot Advisor band" in r["interruption_basis"] for r in aws_spot)
+    runpod_spot = [r for r in rows if r["provider"] == "runpod" and r["market"] == "spot"]
+    assert runpod_spot and all("assumed" in r["interruption_basis"] for r in runpod_spot)
+
+
+def test_a_provider_without_spot_shows_no_spot_rows(cost_db):
+    con = duckdb.connect(str(cost_db))
+    con.execute("""INSERT INTO offer_versions SELECT * REPLACE ('lambda' AS provider) FROM offer_versions
+                   WHERE provider = 'runpod' AND market = 'on_demand' AND valid_to IS NULL""")  # fmt: skip
+    con.close()
+    add_terms(cost_db, providers=[*PROVIDERS, ("lambda", 60, 60, None)],
+              storage=[*STORAGE, ("lambda", "filesystem", 0.20, True, True)], egress=[*EGRESS, ("lambda", 0, None, 0.0, 0)])  # fmt: skip
+    rows = cost_json(cost_db, *QLORA_8B, "--both", "--provider", "lambda", "--top", "500")
+    assert rows and {r["market"] for r in rows} == {"on_demand"}
+    assert all(r["interruption_basis"] is None and r["spot_overhead_usd"] == 0 for r in rows)
+    assert cost_json(cost_db, *QLORA_8B, "--spot", "--provider", "lambda") == []
+
+
+def test_table_lists_the_columns_and_every_default(cost_db):
+    result = runner.invoke(app, ["cost", *QLORA_8B, "--both", "--top", "5", "--db", str(cost_db)])
+    assert result.exit_code == 0, result.output
+    for column in ("provider", "GPUs", "est. hours", "compute $", "storage $", "egress $", "total $", "availability"):
+        assert column in result.stdout
+    assert "assumed:" in result.stdout
+    for default in ("4 bytes of text per token", "168 h retention", "checkpoint every 0.5 h", "10 min to restart",
+                    "no published rate"):  # fmt: skip
+        assert default in result.stdout
+    assert "left out (no storage that survives a stop terms): azure" in result.stdout
+
+
+def test_explain_prints_the_arithmetic_of_one_offer(cost_db):
+    rows = cost_json(cost_db, *QLORA_8B, "--spot", "--provider", "aws", "--top", "1")
+    offer = rows[0]["offer_id"]
+    result = runner.invoke(app, ["cost", *QLORA_8B, "--spot", "--provider", "aws", "--explain", offer, "--db", str(cost_db)])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    for step in ("throughput:", "time:", "spot:", "compute:", "storage:", "egress", "total:"):
+        assert step in text
+    assert f"= ${rows[0]['total_usd']:.2f}" in text
+
+
+def test_sql_view_shows_the_same_numbers(cost_db):
+    rows = cost_json(cost_db, *QLORA_8B, "--both", "--top", "10")
+    with db.connect(cost_db, read_only=True) as con:
+        sql = con.execute(
+            "SELECT provider, offer_id, total_usd, compute_usd + storage_usd + egress_usd + spot_overhead_usd "
+            "FROM latest_job_costs ORDER BY rank"
+        ).fetchall()
+    assert [(p, o) for p, o, _, _ in sql] == [(r["provider"], r["offer_id"]) for r in rows]
+    for (_, _, total, parts), r in zip(sql, rows, strict=True):
+        assert total == pytest.approx(r["total_usd"], abs=1e-3) == pytest.approx(parts, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "-5M"], "--tokens must be positive"),
+        (["--model", "llama-9-unknown", "--method", "qlora", "--tokens", "5M", "--offline"], "llama-9-unknown"),
+        ([*QLORA_8B, "--provider", "azure"], "provider 'azure' has no storage that survives a stop terms"),
+        ([*QLORA_8B, "--spot", "--on-demand"], "exclude each other"),
+        ([*QLORA_8B, "--epochs", "0"], "--epochs must be positive"),
+        ([*QLORA_8B, "--checkpoint-every", "soon"], "--checkpoint-every must be a duration"),
+        (["--model", "llama-3.1-8b", "--method", "qlora"], "--tokens is required"),
+        ([*QLORA_8B, "--explain", "no-such-offer"], "not among the configurations"),
+    ],
+)
+def test_bad_input_is_one_clear_error_line(cost_db, args, message):
+    result = runner.invoke(app, ["cost", *args, "--db", str(cost_db)])
+    assert result.exit_code != 0
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.output
+
+
+def test_a_catalog_without_terms_tables_says_so(terms_catalog, tmp_path):
+    import shutil
+
+    path = tmp_path / "no-terms.duckdb"
+    shutil.copy(terms_catalog, path)
+    con = duckdb.connect(str(path))
+    con.execute("DROP TABLE egress_terms")
+    con.close()
+    result = runner.invoke(app, ["cost", *QLORA_8B, "--db", str(path)])
+    assert result.exit_code != 0 and "no provider terms" in result.output
