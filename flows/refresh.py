@@ -83,14 +83,12 @@ def refresh(
                 loaded = load_task.submit(con, run, batch)
                 chains.append((run, [pages, items, batch, loaded]))
             runs = [_settle(con, run, futures) for run, futures in chains]
-        summary = [_summary_row(run) for run in runs]
+        summary = [pipeline.summary_row(run) for run in runs]
         create_table_artifact(key="refresh-summary", table=summary, description="Sources refreshed by this run")
     finally:
         con.close()
-    failed = [row["source"] for row in summary if row["status"] == "failed"]
-    if failed:
-        return Failed(message=f"{len(failed)} of {len(summary)} sources failed: {', '.join(failed)}", data=summary)
-    return Completed(message=f"{len(summary)} sources refreshed", data=summary)
+    ok, message = pipeline.refresh_outcome(summary)
+    return Completed(message=message, data=summary) if ok else Failed(message=message, data=summary)
 
 
 def _settle(con: Any, run: RunRecord, futures: list) -> RunRecord:
@@ -99,16 +97,3 @@ def _settle(con: Any, run: RunRecord, futures: list) -> RunRecord:
     if failed is None:
         return futures[-1].result()
     return record_failure_task(con, run, failed.state.result(raise_on_failure=False))
-
-
-def _summary_row(run: RunRecord) -> dict[str, Any]:
-    duration = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
-    return {
-        "source": run.source,
-        "status": run.status,
-        "rows_fetched": run.rows_fetched,
-        "rows_valid": run.rows_valid,
-        "rows_rejected": run.rows_rejected,
-        "duration_s": round(duration, 2) if duration is not None else None,
-        "error": run.error,
-    }

@@ -66,7 +66,26 @@ def offers(
     return _run(con, query_sql("offers"), params)
 
 
+# The sandbox `gpucat sql` runs a user's statement in: no file system, network, ATTACH, COPY TO,
+# EXPORT, INSTALL or LOAD, no Python variables mistaken for tables, and the configuration locked
+# so the statement cannot turn any of that back on. `--write` may change the warehouse only.
+SANDBOX = (
+    "SET python_enable_replacements = false",
+    "SET enable_external_access = false",
+    "SET lock_configuration = true",
+)
+
+
 def run_sql(con: duckdb.DuckDBPyConnection, sql: str) -> Result:
+    """Exactly one statement, in the sandbox; the connection is unusable for anything else after."""
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).splitlines()[0]) from None
+    if len(statements) != 1:
+        raise QueryError("give exactly one SQL statement" + (f" (got {len(statements)})" if statements else ""))
+    for setting in SANDBOX:
+        con.execute(setting)
     try:
         return _run(con, sql)
     except duckdb.Error as exc:

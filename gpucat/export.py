@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,11 +40,29 @@ def relations(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
 
 
 def export_snapshot(con: duckdb.DuckDBPyConnection, out: Path, now: datetime | None = None) -> Snapshot:
+    """Write the snapshot into a hidden temporary folder beside it, then rename it into place:
+    a reader never sees a snapshot without its manifest, and a failure leaves nothing behind."""
     taken = (now or datetime.now(UTC)).astimezone(UTC)
-    folder = out / f"snapshot={taken.strftime('%Y%m%dT%H%M%SZ')}"
-    if folder.exists():
-        raise UserInputError(f"{folder} already exists")
-    folder.mkdir(parents=True)
+    final = out / f"snapshot={taken.strftime('%Y%m%dT%H%M%SZ')}"
+    if final.exists():
+        raise UserInputError(f"{final} already exists")
+    if out.exists() and not out.is_dir():
+        raise UserInputError(f"--out {out} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=out))
+    except OSError as exc:
+        raise UserInputError(f"cannot write under {out}: {exc.strerror or exc}") from None
+    try:
+        manifest = _write(con, staging, final.name, taken)
+        staging.rename(final)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return Snapshot(final, manifest)
+
+
+def _write(con: duckdb.DuckDBPyConnection, folder: Path, snapshot_name: str, taken: datetime) -> dict[str, Any]:
     entries = []
     for name, kind in relations(con):
         # `name` comes from DuckDB's own catalog, never from the user.
@@ -60,9 +80,15 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, out: Path, now: datetime | N
                 "schema": [{"name": f.name, "type": str(f.type)} for f in table.schema],
             }
         )
-    manifest = {"snapshot": folder.name.split("=", 1)[1], "created_at": taken.isoformat(), "gpucat_version": __version__, "relations": entries}
+    manifest = {
+        "snapshot": snapshot_name.split("=", 1)[1],
+        "created_at": taken.isoformat(),
+        "gpucat_version": __version__,
+        "relations": entries,
+        "relations_sha256": _entries_digest(entries),
+    }
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return Snapshot(folder, manifest)
+    return manifest
 
 
 def verify_snapshot(folder: Path) -> list[str]:
@@ -70,8 +96,15 @@ def verify_snapshot(folder: Path) -> list[str]:
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file():
         raise UserInputError(f"{folder} has no {MANIFEST}")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    problems = []
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        listed = [entry["file"] for entry in manifest["relations"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        return [f"{MANIFEST}: unreadable or incomplete ({type(exc).__name__}: {exc})"]
+    present = sorted(p.name for p in folder.iterdir() if p.name != MANIFEST)
+    problems = [f"{name}: not in the manifest" for name in present if name not in listed]
+    if manifest.get("relations_sha256") != _entries_digest(manifest["relations"]):
+        problems.append(f"{MANIFEST}: its relations list was edited (an entry added, removed or changed)")
     for entry in manifest["relations"]:
         path = folder / entry["file"]
         if not path.is_file():
@@ -87,6 +120,11 @@ def verify_snapshot(folder: Path) -> list[str]:
         if rows != entry["rows"]:
             problems.append(f"{entry['file']}: {rows} rows, manifest says {entry['rows']}")
     return problems
+
+
+def _entries_digest(entries: list[dict[str, Any]]) -> str:
+    """A digest over the manifest's own entries, so removing a file with its entry is noticed."""
+    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
 
 
 def _sha256(path: Path) -> str:

@@ -147,6 +147,43 @@ def refresh_sources(con: duckdb.DuckDBPyConnection, sources: Sequence[Source], o
         return list(pool.map(lambda source: refresh_source(con, source, options), sources))
 
 
+def refresh_catalog(db: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:
+    """A whole refresh in this process: open the warehouse, run every source's chain, close it."""
+    import tempfile
+
+    from warehouse.db import connect
+
+    con = connect(db)
+    try:
+        with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
+            options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir)
+            return refresh_sources(con, sources, options)
+    finally:
+        con.close()
+
+
+def summary_row(run: RunRecord) -> dict[str, object]:
+    """What a refresh reports per source (the CLI's table and --json, the flow's artifact)."""
+    duration = (run.finished_at - run.started_at).total_seconds() if run.finished_at else None
+    return {
+        "source": run.source,
+        "status": run.status,
+        "rows_fetched": run.rows_fetched,
+        "rows_valid": run.rows_valid,
+        "rows_rejected": run.rows_rejected,
+        "duration_s": round(duration, 2) if duration is not None else None,
+        "error": run.error,
+    }
+
+
+def refresh_outcome(summary: Sequence[dict[str, object]]) -> tuple[bool, str]:
+    """Whether a refresh succeeded (no source failed), and its one-line message."""
+    failed = [str(row["source"]) for row in summary if row["status"] == "failed"]
+    if failed:
+        return False, f"{len(failed)} of {len(summary)} sources failed: {', '.join(failed)}"
+    return True, f"{len(summary)} sources refreshed"
+
+
 def known_secrets(env: Mapping[str, str] = os.environ) -> tuple[str, ...]:
     """Values of every API-key variable a source declares, to scrub from anything stored."""
     names = {s.api_key_env for s in all_sources().values() if s.api_key_env}

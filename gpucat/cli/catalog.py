@@ -43,45 +43,62 @@ def refresh(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Scrape the providers (or replay a capture) into the DuckDB file, one Prefect flow run.
+    """Scrape the providers (or replay a capture) into the DuckDB file.
 
-    Exits 1 when any source failed; the other sources' data is loaded all the same and a
-    failed source keeps its previous data as current truth.
+    Without a Prefect API ($PREFECT_API_URL unset) the sources run concurrently in this process;
+    with one, the refresh is a tracked Prefect flow run (same steps, same records). Exits 1 when
+    any source failed; the other sources' data is loaded all the same and a failed source keeps
+    its previous data as current truth.
     """
+    from gpucat import progress
     from scrapers import select_sources
     from scrapers.capture import read_manifest
     from warehouse.db import db_path
 
     names = _split(providers)
-    sources = select_sources(names or None)  # unknown names fail here, before Prefect starts
+    sources = select_sources(names or None)  # unknown names fail here, before anything starts
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line
-    _quiet_prefect(verbose)
-    from flows.refresh import refresh as refresh_flow
-    from gpucat import progress
-
+    tracked = bool(os.environ.get("PREFECT_API_URL"))
     with _ProgressTable([s.name for s in sources], enabled=not as_json) as display:
         unsubscribe = progress.subscribe(display.update)
         try:
-            state = refresh_flow(
-                providers=names or None,
-                replay_dir=str(replay) if replay else None,
-                record_dir=str(record) if record else None,
-                db_path=str(db_path(db)),
-                return_state=True,
-            )
+            if tracked:
+                state_name, message, summary = _refresh_as_flow_run(names, replay, record, db_path(db), verbose)
+            else:
+                from gpucat import pipeline
+
+                runs = pipeline.refresh_catalog(db_path(db), sources, replay_dir=replay, record_dir=record)
+                summary = [pipeline.summary_row(run) for run in runs]
+                ok, message = pipeline.refresh_outcome(summary)
+                state_name = "COMPLETED" if ok else "FAILED"
         finally:
             unsubscribe()
+    if as_json:
+        echo_json({"state": state_name, "message": message, "sources": summary})
+    else:
+        columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "duration_s", "error"]
+        print_table(columns, [[row[c] for c in columns] for row in summary], title=f"refresh: {message}")
+    if any(row["status"] == "failed" for row in summary):
+        raise typer.Exit(1)
+
+
+def _refresh_as_flow_run(names: list[str], replay: Path | None, record: Path | None, db: Path, verbose: bool) -> tuple[str, str, list]:
+    """The refresh as a Prefect flow run on the configured API (tracked, with its artifact)."""
+    _quiet_prefect(verbose)
+    from flows.refresh import refresh as refresh_flow
+
+    state = refresh_flow(
+        providers=names or None,
+        replay_dir=str(replay) if replay else None,
+        record_dir=str(record) if record else None,
+        db_path=str(db),
+        return_state=True,
+    )
     summary = state.result(raise_on_failure=False)
     if isinstance(summary, BaseException):
         raise fail(f"refresh did not complete: {summary}")
-    if as_json:
-        echo_json({"state": state.type.value, "message": state.message, "sources": summary})
-    else:
-        columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "duration_s", "error"]
-        print_table(columns, [[row[c] for c in columns] for row in summary], title=f"refresh: {state.message}")
-    if any(row["status"] == "failed" for row in summary):
-        raise typer.Exit(1)
+    return state.type.value, state.message or "", summary
 
 
 def _quiet_prefect(verbose: bool) -> None:

@@ -10,38 +10,15 @@ from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import print_table
 from gpucat.cli.catalog import DbOption, _split
-from gpucat.cli.memory import (
-    AttentionOption, BatchOption, CheckpointingOption, ConfigOption, CrossEntropyOption, GradAccumOption,
-    JsonOption, LoraDropoutOption, LoraRankOption, LoraTargetsOption, MethodOption, ModelOption, OfflineOption,
-    OffloadActivationsOption, OffloadOption, OptimizerInBackwardOption, OptimizerOption, PrecisionOption,
-    QuantOption, SeqLenOption, ShardingOption, TargetLenOption, train_settings,
-)  # fmt: skip
+from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
 
 
 @app.command("fit")
 @handle_errors
-def fit_command(
-    model: ModelOption = None,
-    config: ConfigOption = None,
-    method: MethodOption = None,
-    precision: PrecisionOption = "bf16-true",
-    optimizer: OptimizerOption = "adamw",
-    lora_rank: LoraRankOption = None,
-    lora_targets: LoraTargetsOption = None,
-    lora_dropout: LoraDropoutOption = None,
-    quant: QuantOption = None,
-    batch: BatchOption = 1,
-    seq_len: SeqLenOption = 2048,
-    target_len: TargetLenOption = None,
-    grad_checkpointing: CheckpointingOption = True,
-    attention: AttentionOption = "flash",
-    cross_entropy: CrossEntropyOption = "standard",
-    grad_accum: GradAccumOption = 1,
-    sharding: ShardingOption = "fsdp",
-    offload: OffloadOption = "none",
-    offload_activations: OffloadActivationsOption = False,
-    optimizer_in_backward: OptimizerInBackwardOption = False,
+@training_options(gpus=False, default_sharding="fsdp")
+def fit_command(  # type: ignore[no-untyped-def]
+    training,
     headroom: Annotated[float, typer.Option("--headroom", help="Fraction of each GPU's memory to keep free.")] = 0.1,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
     spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
@@ -49,9 +26,8 @@ def fit_command(
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Only these providers; repeat or comma-separate.")] = None,
     available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many configurations.", min=1)] = 30,
-    offline: OfflineOption = False,
     db: DbOption = None,
-    as_json: JsonOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
 ) -> None:
     """List the rented configurations a fine-tuning job fits on, cheapest per hour first.
 
@@ -62,19 +38,12 @@ def fit_command(
     The same answer in SQL: SELECT * FROM fit_offers(per_gpu_gb := <need>, gpus := <n>).
     """
     from gpucat.fit import FitOptions, fit
-    from gpucat.memory import model_from_options
     from warehouse.db import connect
 
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
-    arch = model_from_options(model=model, config=config, allow_hub=not offline)
-    settings = train_settings(
-        arch, method=method, precision=precision, optimizer=optimizer, lora_rank=lora_rank,
-        lora_targets=lora_targets, lora_dropout=lora_dropout, quant=quant, batch=batch, seq_len=seq_len,
-        target_len=target_len, grad_checkpointing=grad_checkpointing, attention=attention,
-        cross_entropy=cross_entropy, grad_accum=grad_accum, gpus=1, sharding=sharding, offload=offload,
-        offload_activations=offload_activations, optimizer_in_backward=optimizer_in_backward,
-    )  # fmt: skip
+    arch = training.arch()
+    settings = training.settings(arch)
     options = FitOptions(
         headroom=headroom,
         max_gpus=max_gpus,

@@ -27,7 +27,7 @@ from gpucat.memory.hf_config import (
     load_hub_config,
     resolve_model,
 )
-from gpucat.memory.options import model_from_options, settings_from_options
+from gpucat.memory.options import TrainingRequest, model_from_options
 from gpucat.memory.settings import TrainSettings, validate_settings
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "MemoryEstimate",
     "ModelArch",
     "TrainSettings",
+    "TrainingRequest",
     "arch_from_hf_config",
     "estimate_memory",
     "fetch_hf_config",
@@ -48,6 +49,5 @@ __all__ = [
     "param_counts",
     "per_gpu_need",
     "resolve_model",
-    "settings_from_options",
     "validate_settings",
 ]

@@ -1,11 +1,12 @@
-"""Turning command-line options into a model and `TrainSettings`, with one-line errors.
+"""Turning the training options a user gave into a model and `TrainSettings`, with one-line errors.
 
-Shared by `gpucat memory` and any command that takes the same training options (`gpucat fit`).
+Shared by `gpucat memory`, `gpucat fit` and `gpucat cost` through `TrainingRequest`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,43 +35,75 @@ def model_from_options(
     return resolve_model(model, allow_hub=allow_hub, client_factory=client_factory)  # type: ignore[arg-type]
 
 
-def settings_from_options(
-    arch: ModelArch,
-    *,
-    method: str | None,
-    lora_rank: int | None = None,
-    lora_targets: str | None = None,
-    lora_dropout: float | None = None,
-    quant: str | None = None,
-    **options: object,
-) -> TrainSettings:
-    """`TrainSettings` from option values; adapter options are refused with --method full.
+@dataclass(frozen=True)
+class TrainingRequest:
+    """A fine-tuning run as the user asked for it: the model and every training option, typed.
 
-    Remaining keyword options are `TrainSettings` fields passed through unchanged; their values
-    are checked by `estimate_memory`.
+    The one definition of these options is `gpucat/cli/_train_options.py`, which builds this for
+    `gpucat memory`, `gpucat fit` and `gpucat cost`. None means "not given" for the adapter
+    options, so `--lora-rank` with `--method full` is an error rather than silently ignored.
     """
-    if method is None:
-        raise UserInputError("--method is required: full, lora or qlora")
-    if method == "full":
-        given = [flag for flag, value in (("--lora-rank", lora_rank), ("--lora-targets", lora_targets),
-                                          ("--lora-dropout", lora_dropout)) if value is not None]
-        if given:
-            raise UserInputError(f"{', '.join(given)} applies to --method lora or qlora, not full")
-    if quant is not None and method != "qlora":
-        raise UserInputError("--quant applies to --method qlora")
-    if lora_targets is not None and lora_targets not in LORA_TARGET_PRESETS:
-        raise UserInputError(
-            f"--lora-targets must be one of {', '.join(LORA_TARGET_PRESETS)}, got {lora_targets!r}"
+
+    model: str | None = None
+    config: Path | None = None
+    offline: bool = False
+    method: str | None = None
+    precision: str = "bf16-true"
+    optimizer: str = "adamw"
+    lora_rank: int | None = None
+    lora_targets: str | None = None
+    lora_dropout: float | None = None
+    quant: str | None = None
+    batch: int = 1
+    seq_len: int = 2048
+    target_len: int | None = None
+    grad_checkpointing: bool = True
+    attention: str = "flash"
+    cross_entropy: str = "standard"
+    grad_accum: int = 1
+    gpus: int = 1
+    sharding: str = "none"
+    offload: str = "none"
+    offload_activations: bool = False
+    optimizer_in_backward: bool = False
+
+    def arch(self, client_factory: Callable[[], httpx.Client] | None = None) -> ModelArch:
+        return model_from_options(model=self.model, config=self.config, allow_hub=not self.offline, client_factory=client_factory)
+
+    def settings(self, arch: ModelArch) -> TrainSettings:
+        """`TrainSettings` for this request; a bad value or combination is one `UserInputError` line."""
+        if self.method is None:
+            raise UserInputError("--method is required: full, lora or qlora")
+        if self.method == "full":
+            given = [flag for flag, value in (("--lora-rank", self.lora_rank), ("--lora-targets", self.lora_targets),
+                                              ("--lora-dropout", self.lora_dropout)) if value is not None]  # fmt: skip
+            if given:
+                raise UserInputError(f"{', '.join(given)} applies to --method lora or qlora, not full")
+        if self.quant is not None and self.method != "qlora":
+            raise UserInputError("--quant applies to --method qlora")
+        if self.lora_targets is not None and self.lora_targets not in LORA_TARGET_PRESETS:
+            raise UserInputError(f"--lora-targets must be one of {', '.join(LORA_TARGET_PRESETS)}, got {self.lora_targets!r}")
+        defaults = TrainSettings()
+        settings = TrainSettings(
+            method=self.method,  # type: ignore[arg-type]  # checked by validate_settings
+            precision=self.precision,  # type: ignore[arg-type]
+            optimizer=self.optimizer,  # type: ignore[arg-type]
+            lora_rank=self.lora_rank if self.lora_rank is not None else defaults.lora_rank,
+            lora_targets=self.lora_targets if self.lora_targets is not None else defaults.lora_targets,
+            lora_dropout=self.lora_dropout if self.lora_dropout is not None else defaults.lora_dropout,
+            quant=self.quant if self.quant is not None else defaults.quant,  # type: ignore[arg-type]
+            batch_size=self.batch,
+            seq_len=self.seq_len,
+            target_len=self.target_len,
+            grad_checkpointing=self.grad_checkpointing,
+            attention=self.attention,  # type: ignore[arg-type]
+            cross_entropy=self.cross_entropy,  # type: ignore[arg-type]
+            grad_accumulation=self.grad_accum,
+            gpus=self.gpus,
+            sharding=self.sharding,  # type: ignore[arg-type]
+            offload=self.offload,  # type: ignore[arg-type]
+            offload_activations=self.offload_activations,
+            optimizer_in_backward=self.optimizer_in_backward,
         )
-    values: dict[str, object] = {"method": method, **options}
-    if lora_rank is not None:
-        values["lora_rank"] = lora_rank
-    if lora_targets is not None:
-        values["lora_targets"] = lora_targets
-    if lora_dropout is not None:
-        values["lora_dropout"] = lora_dropout
-    if quant is not None:
-        values["quant"] = quant
-    settings = TrainSettings(**values)  # type: ignore[arg-type]
-    validate_settings(arch, settings)
-    return settings
+        validate_settings(arch, settings)
+        return settings

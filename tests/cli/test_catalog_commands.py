@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -147,3 +148,48 @@ def test_export_is_deterministic_for_the_same_data(catalog_db, tmp_path):
         a = export_snapshot(con, tmp_path / "a", now=datetime(2026, 11, 30, tzinfo=UTC))
         b = export_snapshot(con, tmp_path / "b", now=datetime(2026, 11, 30, tzinfo=UTC))
     assert [r["sha256"] for r in a.manifest["relations"]] == [r["sha256"] for r in b.manifest["relations"]]
+
+
+def test_export_verify_sees_extra_and_removed_files_and_a_truncated_manifest(catalog_db, tmp_path):
+    out = invoke_json("export", "--out", str(tmp_path / "snaps"), "--json", "--db", str(catalog_db))
+    snapshot = tmp_path / "snaps" / f"snapshot={out['snapshot']}"
+    (snapshot / "extra.parquet").write_bytes(b"PAR1")
+    manifest = json.loads((snapshot / "manifest.json").read_text())
+    dropped = manifest["relations"].pop()
+    (snapshot / dropped["file"]).unlink()
+    (snapshot / "manifest.json").write_text(json.dumps(manifest))
+    result = runner.invoke(app, ["export", "--verify", str(snapshot)])
+    assert result.exit_code == 1
+    assert "extra.parquet: not in the manifest" in result.stdout
+    assert "relations list was edited" in result.stdout
+
+    (snapshot / "manifest.json").write_text(json.dumps(manifest)[:40])
+    result = runner.invoke(app, ["export", "--verify", str(snapshot)])
+    assert result.exit_code == 1 and "manifest.json: unreadable" in result.stdout
+
+
+@pytest.mark.parametrize("where", ["a-file", "unwritable"])
+def test_export_to_a_bad_place_is_one_error_line_and_leaves_nothing(catalog_db, tmp_path, where):
+    if where == "a-file":
+        out = tmp_path / "file"
+        out.write_text("x")
+    else:
+        out = Path("/proc/gpucat-snapshots")  # not writable, even for root
+    result = runner.invoke(app, ["export", "--out", str(out), "--db", str(catalog_db)])
+    assert result.exit_code != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+
+
+def test_a_failed_export_leaves_no_partial_snapshot(catalog_db, tmp_path, monkeypatch):
+    import gpucat.export as export
+
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(export.pq, "write_table", boom)
+    from warehouse import db
+
+    with db.connect(catalog_db, read_only=True) as con, pytest.raises(OSError):
+        export.export_snapshot(con, tmp_path / "snaps")
+    assert list((tmp_path / "snaps").iterdir()) == []
