@@ -21,6 +21,8 @@ from schemas.errors import MissingApiKey, UserInputError
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
 from schemas.gpu_models import GpuModelRow
+from schemas import egress_terms, storage_terms
+from schemas import providers as provider_terms
 from schemas.model_archs import ModelArchRow
 from schemas.reference import GPU_MODELS_CSV
 from schemas.validate import Validated, validate
@@ -38,6 +40,9 @@ from warehouse.load import RunRecord, load_source, record_failure
 REFERENCE_TABLES: dict[str, tuple[Path, type[pa.DataFrameModel]]] = {
     "gpu_models": (GPU_MODELS_CSV, GpuModelRow),
     "model_archs": (MODEL_ARCHS_CSV, ModelArchRow),
+    "providers": (provider_terms.CSV, provider_terms.ProviderTerms),
+    "storage_terms": (storage_terms.CSV, storage_terms.StorageTerms),
+    "egress_terms": (egress_terms.CSV, egress_terms.EgressTerms),
 }
 
 # DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting.

@@ -173,24 +173,34 @@ def sources(
 @app.command()
 @handle_errors
 def status(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Per source: last run, its age and status, rows loaded and rejected, unknown GPU names."""
-    from gpucat import catalog
+    """Per source: last run, its age and status, rows loaded and rejected, unknown GPU names.
+
+    Also flags provider terms (billing, storage, egress) last verified more than 180 days ago.
+    """
+    from gpucat import catalog, terms
     from warehouse.db import connect
 
     with connect(db, read_only=True) as con:
         rows = catalog.status(con)
+        terms_age = terms.age_by_provider(con)
+    for row in rows:
+        row.update(terms_age.get(row["provider"], {"terms_verified_on": None, "terms_stale": None}))
     if as_json:
         echo_json(rows)
         return
-    columns = ["source", "status", "last run", "age", "last ok", "rows", "rejected", "unknown GPUs", "error"]
+    columns = ["source", "status", "last run", "age", "last ok", "rows", "rejected", "unknown GPUs", "error", "terms"]
     print_table(
         columns,
         [
             [r["source"], r["status"], r.get("last_run_at"), age(r.get("age_s")), r.get("last_ok_at"), r.get("rows_valid"),
-             r.get("rows_rejected"), r.get("unknown_gpus"), r.get("error")]
+             r.get("rows_rejected"), r.get("unknown_gpus"), r.get("error"),
+             f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"]
             for r in rows
         ],
     )  # fmt: skip
+    stale = sorted(provider for provider, a in terms_age.items() if a["terms_stale"])
+    if stale:
+        typer.echo(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")
 
 
 class Market(str, Enum):

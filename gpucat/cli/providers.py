@@ -1,0 +1,83 @@
+"""`gpucat providers`: every provider's terms side by side."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from gpucat.cli import app
+from gpucat.cli._common import echo_json, handle_errors
+from gpucat.cli._render import print_table
+from gpucat.cli.catalog import DbOption, JsonOption, _split
+
+
+def _seconds(value: int | None) -> str:
+    if value is None:
+        return ""
+    for unit, size in (("h", 3600), ("min", 60)):
+        if value >= size and value % size == 0:
+            return f"{value // size} {unit}"
+    return f"{value} s"
+
+
+def _billing(row: dict[str, Any]) -> str:
+    step = _seconds(row["billing_increment_s"])
+    if row["min_charge_s"] and row["min_charge_s"] != row["billing_increment_s"]:
+        step += f" (min {_seconds(row['min_charge_s'])})"
+    return step
+
+
+def _yes_no(value: bool | None) -> str:
+    return "" if value is None else ("yes" if value else "no")
+
+
+def _spot(row: dict[str, Any]) -> str:
+    if not row["spot_offered"]:
+        return _yes_no(row["spot_offered"])
+    details = [f"{_seconds(row['spot_notice_s'])} notice" if row["spot_notice_s"] is not None else "",
+               f"disk {row['spot_disk_fate']}" if row["spot_disk_fate"] else ""]  # fmt: skip
+    return ", ".join(["yes", *[d for d in details if d]])
+
+
+def _fabric(row: dict[str, Any]) -> str:
+    if not row["fabric"]:
+        return ""
+    gbps = row["fabric_gbps_per_node"]
+    return f"{row['fabric']} {gbps:g} Gb/s" if gbps else row["fabric"]
+
+
+@app.command()
+@handle_errors
+def providers(
+    provider: Annotated[
+        list[str] | None, typer.Option("--provider", "-p", help="Only these providers; repeat or comma-separate.")
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Provider terms side by side: billing step, stopped billing, spot, fabric, storage and egress.
+
+    Blank = not published or not found (never guessed). `--json` prints every provider's full
+    terms: each storage and egress row with its source URL, verified date and the quoted evidence.
+    """
+    from gpucat import terms
+    from warehouse.db import connect
+
+    names = _split(provider)
+    with connect(db, read_only=True) as con:
+        if as_json:
+            echo_json(terms.in_full(con, names))
+            return
+        rows = terms.side_by_side(con, names).records()
+    columns = ["provider", "billing", "stopped billed", "spot", "fabric", "storage $/GB-mo", "egress $/GB",
+               "free egress GB/mo", "verified"]  # fmt: skip
+    print_table(
+        columns,
+        [
+            [r["provider"], _billing(r), _yes_no(r["stopped_instances_billed"]), _spot(r), _fabric(r),
+             r["persistent_storage_usd_per_gb_month"], r["egress_usd_per_gb"], r["egress_free_gb_month"],
+             f"{r['oldest_verified_on']}{' (stale)' if r['stale'] else ''}"]
+            for r in rows
+        ],
+    )  # fmt: skip

@@ -1,0 +1,84 @@
+"""Read-side queries over the provider terms: side by side, in full, and which are stale.
+
+The tables are reference data (schemas/reference/terms/*.csv) loaded by every refresh; a term
+unknown to gpucat is NULL, never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import duckdb
+
+from gpucat.catalog import Result, _run
+from schemas.errors import UserInputError
+from warehouse.db import query_sql
+
+# Terms verified longer ago than this are flagged by `gpucat status` and `gpucat providers`.
+STALE_AFTER_DAYS = 180
+
+
+def _today(today: date | None) -> date:
+    return today or datetime.now(UTC).date()
+
+
+def _check_known(con: duckdb.DuckDBPyConnection, providers: Sequence[str]) -> None:
+    known = {row[0] for row in con.execute(query_sql("terms_oldest")).fetchall()}
+    unknown = sorted(set(providers) - known)
+    if unknown:
+        raise UserInputError(f"no terms for provider {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none (run gpucat refresh)'}")
+
+
+def side_by_side(
+    con: duckdb.DuckDBPyConnection, providers: Sequence[str] = (), today: date | None = None
+) -> Result:
+    """One row per provider: billing, spot, fabric, cheapest persistent storage, internet egress,
+    the oldest `verified_on` among its terms and whether that is older than STALE_AFTER_DAYS."""
+    _check_known(con, providers)
+    result = _run(con, query_sql("terms_side_by_side"), {"providers": list(providers)})
+    cutoff = _today(today).toordinal() - STALE_AFTER_DAYS
+    at = result.columns.index("oldest_verified_on")
+    rows = [(*row, row[at] is not None and row[at].toordinal() < cutoff) for row in result.rows]
+    return Result([*result.columns, "stale"], rows)
+
+
+def in_full(
+    con: duckdb.DuckDBPyConnection, providers: Sequence[str] = (), today: date | None = None
+) -> list[dict[str, Any]]:
+    """Every provider's terms: its `providers` row (with evidence), the side-by-side summary,
+    and its storage and egress rows."""
+    summary = side_by_side(con, providers, today).records()
+    wanted = {"providers": [row["provider"] for row in summary]}
+    full = {row["provider"]: row for row in _run(con, query_sql("terms_full"), wanted).records()}
+    storage = _by_provider(_run(con, query_sql("terms_storage"), wanted).records())
+    egress = _by_provider(_run(con, query_sql("terms_egress"), wanted).records())
+    return [
+        {**row, **full[row["provider"]], "storage": storage.get(row["provider"], []), "egress": egress.get(row["provider"], [])}
+        for row in summary
+    ]
+
+
+def _by_provider(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        grouped.setdefault(record.pop("provider"), []).append(record)
+    return grouped
+
+
+def stale(
+    con: duckdb.DuckDBPyConnection, today: date | None = None, max_age_days: int = STALE_AFTER_DAYS
+) -> list[dict[str, Any]]:
+    """Terms rows last verified more than `max_age_days` ago: provider, table, item, verified_on."""
+    params = {"today": _today(today), "max_age_days": max_age_days}
+    return _run(con, query_sql("terms_stale"), params).records()
+
+
+def age_by_provider(con: duckdb.DuckDBPyConnection, today: date | None = None) -> dict[str, dict[str, Any]]:
+    """Per provider, the oldest `verified_on` among its terms rows and whether it is stale."""
+    cutoff = _today(today).toordinal() - STALE_AFTER_DAYS
+    return {
+        provider: {"terms_verified_on": oldest, "terms_stale": oldest.toordinal() < cutoff}
+        for provider, oldest in con.execute(query_sql("terms_oldest")).fetchall()
+    }
