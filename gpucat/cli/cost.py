@@ -10,41 +10,18 @@ from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import print_table
 from gpucat.cli.catalog import DbOption, _split
-from gpucat.cli.memory import (
-    AttentionOption, BatchOption, CheckpointingOption, ConfigOption, CrossEntropyOption, GradAccumOption,
-    LoraDropoutOption, LoraRankOption, LoraTargetsOption, MethodOption, ModelOption, OfflineOption,
-    OffloadActivationsOption, OffloadOption, OptimizerInBackwardOption, OptimizerOption, PrecisionOption,
-    QuantOption, SeqLenOption, ShardingOption, TargetLenOption, train_settings,
-)  # fmt: skip
+from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
 
 COLUMNS = ["provider", "offer", "GPUs", "est. hours", "compute $", "storage $", "egress $", "spot overhead $",
-           "total $", "availability", "interruptions"]  # fmt: skip
+           "total $", "availability", "interruptions", "not published"]  # fmt: skip
 
 
 @app.command("cost")
 @handle_errors
-def cost_command(
-    model: ModelOption = None,
-    config: ConfigOption = None,
-    method: MethodOption = None,
-    precision: PrecisionOption = "bf16-true",
-    optimizer: OptimizerOption = "adamw",
-    lora_rank: LoraRankOption = None,
-    lora_targets: LoraTargetsOption = None,
-    lora_dropout: LoraDropoutOption = None,
-    quant: QuantOption = None,
-    batch: BatchOption = 1,
-    seq_len: SeqLenOption = 2048,
-    target_len: TargetLenOption = None,
-    grad_checkpointing: CheckpointingOption = True,
-    attention: AttentionOption = "flash",
-    cross_entropy: CrossEntropyOption = "standard",
-    grad_accum: GradAccumOption = 1,
-    sharding: ShardingOption = "fsdp",
-    offload: OffloadOption = "none",
-    offload_activations: OffloadActivationsOption = False,
-    optimizer_in_backward: OptimizerInBackwardOption = False,
+@training_options(gpus=False, default_sharding="fsdp")
+def cost_command(  # type: ignore[no-untyped-def]
+    training,
     tokens: Annotated[str, typer.Option("--tokens", "-t", show_default=False,
         help="Training tokens in one epoch: 200M, 1.5B, 500k.")] = "",
     epochs: Annotated[float, typer.Option("--epochs", help="Passes over the tokens.")] = 1.0,
@@ -65,7 +42,6 @@ def cost_command(
     top: Annotated[int, typer.Option("--top", "-n", help="Show the cheapest N configurations.")] = 20,
     explain: Annotated[str | None, typer.Option("--explain", show_default=False,
         help="Print the arithmetic for one offer id (or provider:offer_id).")] = None,
-    offline: OfflineOption = False,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list ranked by total instead of a table.")] = False,
 ) -> None:
@@ -80,7 +56,6 @@ def cost_command(
     """
     from gpucat.cost.parse import duration_hours, token_count
     from gpucat.cost.rank import CostOptions, job_costs
-    from gpucat.memory import model_from_options
     from warehouse.db import connect
 
     if sum((spot, on_demand, both)) > 1:
@@ -100,14 +75,8 @@ def cost_command(
         max_gpus=max_gpus,
         available_only=available,
     )
-    arch = model_from_options(model=model, config=config, allow_hub=not offline)
-    settings = train_settings(
-        arch, method=method, precision=precision, optimizer=optimizer, lora_rank=lora_rank,
-        lora_targets=lora_targets, lora_dropout=lora_dropout, quant=quant, batch=batch, seq_len=seq_len,
-        target_len=target_len, grad_checkpointing=grad_checkpointing, attention=attention,
-        cross_entropy=cross_entropy, grad_accum=grad_accum, gpus=1, sharding=sharding, offload=offload,
-        offload_activations=offload_activations, optimizer_in_backward=optimizer_in_backward,
-    )  # fmt: skip
+    arch = training.arch()
+    settings = training.settings(arch)
     with connect(db, read_only=True) as con:
         result = job_costs(con, arch, settings, options)
     if explain is not None:
@@ -131,9 +100,12 @@ def cost_command(
 
 def _table_row(r) -> list:  # noqa: ANN001 - a CostRow
     spot_note = "-" if r.interruption_label is None else f"{r.expected_interruptions:.2g} ({r.interruption_label})"
-    return [r.provider, r.offer_id, f"{r.gpus} x {r.gpu_model}", round(r.hours, 2),
-            round(r.compute_usd, 2), round(r.storage_usd, 2), round(r.egress_usd, 2), round(r.spot_overhead_usd, 2),
-            round(r.total_usd, 2), r.availability, spot_note]  # fmt: skip
+    def usd(value: float | None) -> str:
+        return "?" if value is None else f"{value:.2f}"
+
+    return [r.provider, r.offer_id, f"{r.gpus} x {r.gpu_model}", f"{r.hours:.2f}", usd(r.compute_usd),
+            usd(r.storage_usd), usd(r.egress_usd), usd(r.spot_overhead_usd), usd(r.total_usd), r.availability,
+            spot_note, ", ".join(r.unknown) or "-"]  # fmt: skip
 
 
 def _explain(result, wanted: str) -> None:  # noqa: ANN001 - a CostResult

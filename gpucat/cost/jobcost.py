@@ -8,8 +8,8 @@ and `Assumptions` lists them so the CLI prints them with every answer.
   hourly price of the whole configuration;
 - storage: dataset + checkpoints, on the provider's cheapest storage that survives a stop, for
   the run time plus the retention;
-- egress: the final weights (or adapter) downloaded once, through the egress tiers after the
-  monthly free allowance;
+- egress: the final weights (or adapter) downloaded once, through the egress tiers (whose $0
+  first tier is the monthly free allowance);
 - spot: expected interruptions x (half a checkpoint interval + restart time) of extra billed
   time, plus the time spent writing checkpoints.
 """
@@ -27,6 +27,18 @@ HOURS_PER_MONTH = 730.0  # how providers turn a $/GB-month rate into hours (AWS,
 class BillingTerms:
     billing_increment_s: float  # time is billed in whole increments
     min_charge_s: float = 0.0  # each session is billed at least this long
+
+
+@dataclass(frozen=True)
+class StorageTerms:
+    """One storage product that survives a stop (or a terminate)."""
+
+    product: str
+    usd_per_gb_month: float  # while the instance runs
+    usd_per_gb_month_kept: float  # after the run: the stopped rate where it differs, else the same
+
+    def usd(self, gb: float, run_h: float, kept_h: float) -> float:
+        return gb * (self.usd_per_gb_month * run_h + self.usd_per_gb_month_kept * kept_h) / HOURS_PER_MONTH
 
 
 @dataclass(frozen=True)
@@ -73,11 +85,12 @@ class JobCost:
     hours: float  # run time including spot losses and checkpoint writes
     billed_hours: float
     compute_usd: float
-    storage_usd: float
-    egress_usd: float
+    storage_usd: float | None  # None: the provider publishes no price for storage that survives a stop
+    egress_usd: float | None  # None: no published egress price for this volume
     spot_overhead_usd: float
-    total_usd: float
+    total_usd: float  # the known parts
     expected_interruptions: float
+    unknown: tuple[str, ...] = ()  # terms the provider does not publish; the total leaves them out
     lines: tuple[str, ...] = field(default=())  # the arithmetic, one step a line
 
 
@@ -87,29 +100,38 @@ def billed_seconds(seconds: float, terms: BillingTerms) -> float:
     return max(terms.min_charge_s, math.ceil(seconds / increment - 1e-9) * increment)
 
 
-def egress_usd(gb: float, terms: EgressTerms) -> tuple[float, list[str]]:
-    """Price `gb` through the tiers after the monthly free allowance (assumed unused by other traffic)."""
-    billable = max(0.0, gb - terms.free_allowance_gb_month)
-    lines = [f"egress: {gb:.2f} GB - {terms.free_allowance_gb_month:g} GB free allowance = {billable:.2f} GB billable"]
+def egress_usd(gb: float, terms: EgressTerms) -> tuple[float | None, list[str]]:
+    """Price `gb` of one month's traffic through the tiers ([from_gb, to_gb) of the month's volume;
+    a free allowance is the $0 first tier). None when the tiers do not cover the volume."""
+    lines = [f"egress: {gb:.2f} GB (monthly free allowance {terms.free_allowance_gb_month:g} GB, assumed unused)"]
     total = 0.0
+    covered = 0.0
     for tier in sorted(terms.tiers, key=lambda t: t.from_gb):
         upper = math.inf if tier.to_gb is None else tier.to_gb
-        in_tier = max(0.0, min(billable, upper) - tier.from_gb)
+        in_tier = max(0.0, min(gb, upper) - tier.from_gb)
+        covered = max(covered, min(gb, upper))
         if in_tier > 0:
             total += in_tier * tier.usd_per_gb
-            lines.append(f"  {in_tier:.2f} GB in tier {tier.from_gb:g}-{'' if tier.to_gb is None else f'{tier.to_gb:g}'} GB x ${tier.usd_per_gb:g}/GB = ${in_tier * tier.usd_per_gb:.4f}")
+            top = "" if tier.to_gb is None else f"{tier.to_gb:g}"
+            lines.append(f"  {in_tier:.2f} GB in tier {tier.from_gb:g}-{top} GB x ${tier.usd_per_gb:g}/GB = ${in_tier * tier.usd_per_gb:.4f}")
+    if covered < gb:
+        lines.append(f"  no published price above {covered:g} GB")
+        return None, lines
     return total, lines
 
 
 def job_cost(
     job: JobSpec,
     offer: Offer,
-    billing: BillingTerms,
-    storage_usd_per_gb_month: float,
-    egress: EgressTerms,
+    billing: BillingTerms | None,
+    storage: Sequence[StorageTerms],
+    egress: EgressTerms | None,
     spot: SpotRisk | None = None,
 ) -> JobCost:
+    """Price the job; a term the provider does not publish (None, or no storage) is left out
+    of the total and named in `unknown` rather than guessed."""
     lines = [f"run time at the estimated throughput: {job.hours:.3f} h"]
+    unknown: list[str] = []
     hours = job.hours
     extra_h = 0.0
     interruptions = 0.0
@@ -133,36 +155,54 @@ def job_cost(
             f"  each interruption loses {job.checkpoint_every_h:.2f}/2 h of work + {job.restart_h:.2f} h restart = {lost_per:.3f} h",
             f"  run time ({hours:.3f} + {write_h:.4f}) / (1 - {rate:.5f} x {lost_per:.3f}) = {total_h:.3f} h; expected interruptions {interruptions:.3f}",
         ]
-    base_s = billed_seconds(hours * 3600, billing)
-    total_s = billed_seconds((hours + extra_h) * 3600, billing)
+    if billing is None:
+        unknown.append("billing increment")
+    base_s = hours * 3600 if billing is None else billed_seconds(hours * 3600, billing)
+    total_s = (hours + extra_h) * 3600 if billing is None else billed_seconds((hours + extra_h) * 3600, billing)
     compute = base_s / 3600 * offer.usd_per_hour
     spot_overhead = (total_s - base_s) / 3600 * offer.usd_per_hour
-    lines.append(
-        f"compute: {hours * 3600:.0f} s billed as {base_s:.0f} s (increment {billing.billing_increment_s:g} s, minimum {billing.min_charge_s:g} s)"
-        f" x ${offer.usd_per_hour:.4f}/h = ${compute:.2f}"
-    )
+    how = (
+        f"increment {billing.billing_increment_s:g} s, minimum {billing.min_charge_s:g} s" if billing
+        else "increment not published: billed exactly"
+    )  # fmt: skip
+    lines.append(f"compute: {hours * 3600:.0f} s billed as {base_s:.0f} s ({how}) x ${offer.usd_per_hour:.4f}/h = ${compute:.2f}")
     if offer.market == "spot":
         lines.append(f"spot overhead: {total_s - base_s:.0f} more billed s x ${offer.usd_per_hour:.4f}/h = ${spot_overhead:.2f}")
-    kept_h = hours + extra_h + job.retention_h
-    storage = job.storage_gb * storage_usd_per_gb_month * kept_h / HOURS_PER_MONTH
-    lines.append(
-        f"storage: {job.storage_gb:.2f} GB x ${storage_usd_per_gb_month:g}/GB-month x ({hours + extra_h:.2f} h run + {job.retention_h:g} h retention)"
-        f" / {HOURS_PER_MONTH:g} h = ${storage:.2f}"
-    )
-    egress_total, egress_lines = egress_usd(job.egress_gb, egress)
-    lines += egress_lines
-    lines.append(f"  egress total: ${egress_total:.2f}")
-    total = compute + storage + egress_total + spot_overhead
-    lines.append(f"total: ${compute:.2f} + ${storage:.2f} + ${egress_total:.2f} + ${spot_overhead:.2f} = ${total:.2f}")
+    run_h = hours + extra_h
+    storage_total: float | None = None
+    if storage:
+        best = min(storage, key=lambda t: t.usd(job.storage_gb, run_h, job.retention_h))
+        storage_total = best.usd(job.storage_gb, run_h, job.retention_h)
+        lines.append(
+            f"storage ({best.product}): {job.storage_gb:.2f} GB x (${best.usd_per_gb_month:g}/GB-month x {run_h:.2f} h run"
+            f" + ${best.usd_per_gb_month_kept:g}/GB-month x {job.retention_h:g} h retention) / {HOURS_PER_MONTH:g} h = ${storage_total:.2f}"
+        )
+    else:
+        unknown.append("storage price")
+        lines.append("storage: no published price for storage that survives a stop; left out of the total")
+    egress_total: float | None = None
+    if egress is not None:
+        egress_total, egress_lines = egress_usd(job.egress_gb, egress)
+        lines += egress_lines
+    if egress_total is None:
+        unknown.append("egress price")
+        lines.append("egress: no published price for this volume; left out of the total")
+    else:
+        lines.append(f"  egress total: ${egress_total:.2f}")
+    parts = [compute, storage_total, egress_total, spot_overhead]
+    total = sum(p for p in parts if p is not None)
+    shown = " + ".join("?" if p is None else f"${p:.2f}" for p in parts)
+    lines.append(f"total: {shown} = ${total:.2f}" + (f" (without {', '.join(unknown)})" if unknown else ""))
     return JobCost(
         hours=hours + extra_h,
         billed_hours=total_s / 3600,
         compute_usd=compute,
-        storage_usd=storage,
+        storage_usd=storage_total,
         egress_usd=egress_total,
         spot_overhead_usd=spot_overhead,
         total_usd=total,
         expected_interruptions=interruptions,
+        unknown=tuple(unknown),
         lines=tuple(lines),
     )
 
@@ -175,6 +215,7 @@ def interruptions_per_hour_from_band(lower_pct: float, upper_pct: float) -> floa
 
 
 def tiers_from_rows(rows: Sequence[dict]) -> EgressTerms:
+    """egress_terms rows of one provider and scope (tier order) -> EgressTerms."""
     tiers = tuple(EgressTier(float(r["from_gb"]), None if r["to_gb"] is None else float(r["to_gb"]), float(r["usd_per_gb"])) for r in rows)
     allowance = max((float(r.get("free_allowance_gb_month") or 0) for r in rows), default=0.0)
     return EgressTerms(tiers=tiers, free_allowance_gb_month=allowance)

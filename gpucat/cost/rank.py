@@ -23,6 +23,7 @@ from gpucat.cost.jobcost import (
     JobSpec,
     Offer,
     SpotRisk,
+    StorageTerms,
     interruptions_per_hour_from_band,
     job_cost,
     tiers_from_rows,
@@ -74,11 +75,12 @@ class CostRow:
     tokens_per_s: float
     hours: float
     compute_usd: float
-    storage_usd: float
-    egress_usd: float
+    storage_usd: float | None  # None: no published price (left out of the total)
+    egress_usd: float | None
     spot_overhead_usd: float
     total_usd: float
     availability: str
+    unknown: tuple[str, ...]  # terms the provider does not publish; the total leaves them out
     interruption_basis: str | None  # spot rows: where the interruption rate comes from
     interruption_label: str | None
     expected_interruptions: float | None
@@ -87,7 +89,8 @@ class CostRow:
     def as_json(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k not in ("lines", "interruption_label")}
         for key in ("hours", "compute_usd", "storage_usd", "egress_usd", "spot_overhead_usd", "total_usd", "tokens_per_s"):
-            out[key] = round(out[key], 4)
+            out[key] = None if out[key] is None else round(out[key], 4)
+        out["unknown"] = list(self.unknown)
         return out
 
 
@@ -124,30 +127,40 @@ def _rows(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Terms:
-    billing: dict[str, BillingTerms]
-    storage: dict[str, float]
+    billing: dict[str, BillingTerms | None]  # every provider with a terms row; None: increment not published
+    storage: dict[str, list[StorageTerms]]
     egress: dict[str, list[dict[str, Any]]]
+    fabric_gbps_per_node: dict[str, float]
     interruptions: dict[tuple[str, str, str], dict[str, Any]]
     gpus: dict[str, dict[str, Any]]
     fabric_gbps: dict[tuple[str, str], float]
 
-    def missing(self, provider: str) -> list[str]:
-        parts = {"billing": self.billing, "storage that survives a stop": self.storage, "egress": self.egress}
-        return [name for name, table in parts.items() if provider not in table]
+    def has_terms(self, provider: str) -> bool:
+        """Whether the provider publishes any of the terms a job cost needs."""
+        return bool(self.billing.get(provider) or self.storage.get(provider) or self.egress.get(provider))
 
 
 def load_terms(con: duckdb.DuckDBPyConnection) -> Terms:
     egress: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in _rows(con, "cost_egress"):
         egress[row["provider"]].append(row)
+    storage: dict[str, list[StorageTerms]] = defaultdict(list)
+    for row in _rows(con, "cost_storage"):
+        storage[row["provider"]].append(
+            StorageTerms(f"{row['kind']}: {row['product']}", float(row["usd_per_gb_month"]), float(row["usd_per_gb_month_kept"]))
+        )
+    billing: dict[str, BillingTerms | None] = {}
+    fabric: dict[str, float] = {}
+    for row in _rows(con, "cost_billing"):
+        increment = row["billing_increment_s"]
+        billing[row["provider"]] = None if increment is None else BillingTerms(float(increment), float(row["min_charge_s"] or 0))
+        if row.get("fabric_gbps_per_node"):
+            fabric[row["provider"]] = float(row["fabric_gbps_per_node"])
     return Terms(
-        billing={
-            r["provider"]: BillingTerms(float(r["billing_increment_s"] or 1), float(r["min_charge_s"] or 0))
-            for r in _rows(con, "cost_billing")
-            if r["billing_increment_s"] is not None
-        },
-        storage={r["provider"]: float(r["usd_per_gb_month"]) for r in _rows(con, "cost_storage")},
+        billing=billing,
+        storage=dict(storage),
         egress=dict(egress),
+        fabric_gbps_per_node=fabric,
         interruptions={(r["provider"], r["region"], r["instance_type"]): r for r in _rows(con, "cost_interruptions")},
         gpus={r["gpu_model"]: r for r in _rows(con, "cost_gpus")},
         fabric_gbps={(r["provider"], r["offer_id"]): float(r["fabric_gbps"]) for r in _rows(con, "cost_fabric")},
@@ -204,9 +217,10 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
     terms = load_terms(con)
     providers = [p.lower() for p in options.providers]
     for provider in providers:
-        missing = terms.missing(provider)
-        if missing:
-            raise UserInputError(f"provider {provider!r} has no {', '.join(missing)} terms in the catalog, so no job cost")
+        if not terms.has_terms(provider):
+            raise UserInputError(
+                f"provider {provider!r} has no published billing, storage or egress terms in the catalog, so no job cost"
+            )
     market = options.markets[0] if len(options.markets) == 1 else None
     fit_options = FitOptions(
         headroom=options.headroom, max_gpus=options.max_gpus, market=market, providers=providers,
@@ -220,9 +234,8 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
     assumptions: dict[str, None] = {}
     rows: list[CostRow] = []
     for row in candidates:
-        missing = terms.missing(row["provider"])
-        if missing:
-            skipped[f"no {', '.join(missing)} terms"].add(row["provider"])
+        if not terms.has_terms(row["provider"]):
+            skipped["no published terms"].add(row["provider"])
             continue
         if settings.precision.startswith("bf16") and not row["gpu_bf16"]:
             skipped["no bf16: try --precision fp16-mixed"].add(row["gpu_model"])
@@ -231,7 +244,7 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
             skipped["no bitsandbytes 4-bit kernels"].add(row["gpu_model"])
             continue
         gpu = terms.gpus.get(row["gpu_model"])
-        hw = hardware_for_row(row, gpu, settings.precision, terms.fabric_gbps.get((row["provider"], row["offer_id"]))) if gpu else None
+        hw = hardware_for_row(row, gpu, settings.precision, terms.fabric_gbps.get((row["provider"], row["offer_id"]), terms.fabric_gbps_per_node.get(row["provider"]))) if gpu else None
         if hw is None:
             skipped[f"no {settings.precision} TFLOPS figure"].add(row["gpu_model"])
             continue
@@ -248,8 +261,8 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
         risk = spot_risk(row, terms) if row["market"] == "spot" else None
         cost = job_cost(
             job, Offer(float(row["usd_per_hour_total"]), int(row["nodes"]), row["market"]),
-            terms.billing[row["provider"]], terms.storage[row["provider"]],
-            tiers_from_rows(terms.egress[row["provider"]]), risk,
+            terms.billing.get(row["provider"]), terms.storage.get(row["provider"], []),
+            tiers_from_rows(terms.egress[row["provider"]]) if row["provider"] in terms.egress else None, risk,
         )  # fmt: skip
         head = (
             f"{row['provider']} {row['offer_id']}: {hw.gpus} x {hw.gpu_model} ({row['nodes']} node(s), {row['market']})",
@@ -265,6 +278,7 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
                 usd_per_hour=float(row["usd_per_hour_total"]), tokens_per_s=tp.tokens_per_s, hours=cost.hours,
                 compute_usd=cost.compute_usd, storage_usd=cost.storage_usd, egress_usd=cost.egress_usd,
                 spot_overhead_usd=cost.spot_overhead_usd, total_usd=cost.total_usd, availability=row["availability"],
+                unknown=cost.unknown,
                 interruption_basis=risk.basis if risk else None, interruption_label=risk.label if risk else None,
                 expected_interruptions=cost.expected_interruptions if risk else None, lines=head + cost.lines,
             )  # fmt: skip
@@ -290,8 +304,9 @@ def defaults(options: CostOptions, sizes: JobSizes) -> list[str]:
         dataset,
         f"stored: dataset + base weights {sizes.base_weights_gb:.2f} GB + {CHECKPOINTS_KEPT} checkpoints of {sizes.checkpoint_gb:.3f} GB",
         f"downloaded at the end: {sizes.result_gb:.3f} GB of trained weights (bf16)",
-        f"storage kept for the run + {options.retention_h:g} h retention (--retention), on the cheapest storage that survives a stop",
+        f"storage kept for the run + {options.retention_h:g} h retention (--retention), on the provider's cheapest storage that survives a stop",
         "egress: the provider's monthly free allowance is assumed unused by other traffic",
+        "a term a provider does not publish is left out of its total and named (storage ?, egress ?)",
         f"spot: checkpoint every {options.checkpoint_every_h:g} h (--checkpoint-every), {options.restart_h * 60:g} min to restart,"
         f" checkpoints written at {options.checkpoint_write_gbps:g} GB/s",
         f"spot rates where none is published: {spot_defaults()['default']['basis']} ({spot_defaults()['default']['interruptions_per_hour']}/h)",
@@ -310,6 +325,7 @@ def save_job_costs(
     try:
         for rank, row in enumerate(result.rows, start=1):
             values = {k: v for k, v in row.__dict__.items() if k not in ("lines", "interruption_label")}
+            values["unknown"] = list(row.unknown)
             con.execute(sql, {**values, "run_at": run_at, "model": arch.name, "method": settings.method,
                               "training_tokens": result.training_tokens, "rank": rank, "options": recorded})  # fmt: skip
         con.commit()

@@ -9,7 +9,6 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from tests.cost.conftest import EGRESS, PROVIDERS, STORAGE, add_terms
 from warehouse import db
 
 runner = CliRunner()
@@ -31,7 +30,10 @@ def test_both_markets_ranked_by_job_cost_with_parts_that_add_up(cost_db):
     for r in rows:
         assert set(r) >= {"provider", "offer_id", "gpu_model", "gpus", "usd_per_hour", "hours", *PARTS, "total_usd",
                           "market", "availability"}  # fmt: skip
-        assert r["total_usd"] == pytest.approx(sum(r[p] for p in PARTS), abs=1e-3)
+        assert r["total_usd"] == pytest.approx(sum(r[p] or 0 for p in PARTS), abs=1e-3)
+        assert [p for p in ("storage_usd", "egress_usd") if r[p] is None] == [
+            p for p, term in (("storage_usd", "storage price"), ("egress_usd", "egress price")) if term in r["unknown"]
+        ]
         assert r["hours"] > 0 and r["compute_usd"] > 0
 
 
@@ -58,12 +60,11 @@ def test_spot_rows_carry_their_interruption_assumption_and_on_demand_rows_none(c
 
 
 def test_a_provider_without_spot_shows_no_spot_rows(cost_db):
+    # Lambda sells no spot capacity; give it RunPod's on-demand offers under its own name.
     con = duckdb.connect(str(cost_db))
     con.execute("""INSERT INTO offer_versions SELECT * REPLACE ('lambda' AS provider) FROM offer_versions
                    WHERE provider = 'runpod' AND market = 'on_demand' AND valid_to IS NULL""")  # fmt: skip
     con.close()
-    add_terms(cost_db, providers=[*PROVIDERS, ("lambda", 60, 60, None)],
-              storage=[*STORAGE, ("lambda", "filesystem", 0.20, True, True)], egress=[*EGRESS, ("lambda", 0, None, 0.0, 0)])  # fmt: skip
     rows = cost_json(cost_db, *QLORA_8B, "--both", "--provider", "lambda", "--top", "500")
     assert rows and {r["market"] for r in rows} == {"on_demand"}
     assert all(r["interruption_basis"] is None and r["spot_overhead_usd"] == 0 for r in rows)
@@ -79,7 +80,7 @@ def test_table_lists_the_columns_and_every_default(cost_db):
     for default in ("4 bytes of text per token", "168 h retention", "checkpoint every 0.5 h", "10 min to restart",
                     "no published rate"):  # fmt: skip
         assert default in result.stdout
-    assert "left out (no storage that survives a stop terms): azure" in result.stdout
+    assert "not published" in result.stdout
 
 
 def test_explain_prints_the_arithmetic_of_one_offer(cost_db):
@@ -110,7 +111,8 @@ def test_sql_view_shows_the_same_numbers(cost_db):
     [
         (["--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "-5M"], "--tokens must be positive"),
         (["--model", "llama-9-unknown", "--method", "qlora", "--tokens", "5M", "--offline"], "llama-9-unknown"),
-        ([*QLORA_8B, "--provider", "azure"], "provider 'azure' has no storage that survives a stop terms"),
+        ([*QLORA_8B, "--provider", "cudo"], "provider 'cudo' has no published billing, storage or egress terms"),
+        ([*QLORA_8B, "--provider", "nosuchcloud"], "provider 'nosuchcloud' has no published"),
         ([*QLORA_8B, "--spot", "--on-demand"], "exclude each other"),
         ([*QLORA_8B, "--epochs", "0"], "--epochs must be positive"),
         ([*QLORA_8B, "--checkpoint-every", "soon"], "--checkpoint-every must be a duration"),
@@ -125,13 +127,9 @@ def test_bad_input_is_one_clear_error_line(cost_db, args, message):
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.output
 
 
-def test_a_catalog_without_terms_tables_says_so(terms_catalog, tmp_path):
-    import shutil
-
-    path = tmp_path / "no-terms.duckdb"
-    shutil.copy(terms_catalog, path)
-    con = duckdb.connect(str(path))
-    con.execute("DROP TABLE egress_terms")
-    con.close()
-    result = runner.invoke(app, ["cost", *QLORA_8B, "--db", str(path)])
-    assert result.exit_code != 0 and "no provider terms" in result.output
+def test_unpublished_terms_are_named_and_left_out_of_the_total(cost_db):
+    rows = cost_json(cost_db, *QLORA_8B, "--on-demand", "--provider", "azure,aws,runpod", "--top", "500")
+    by_provider = {r["provider"]: r for r in rows}
+    assert "billing increment" in by_provider["azure"]["unknown"]  # Azure publishes no increment
+    assert "storage price" in by_provider["aws"]["unknown"] and by_provider["aws"]["storage_usd"] is None
+    assert by_provider["runpod"]["unknown"] == [] and by_provider["runpod"]["storage_usd"] > 0

@@ -18,13 +18,14 @@ CREATE TABLE job_costs (
     tokens_per_s           DOUBLE NOT NULL,   -- estimated throughput of the configuration
     hours                  DOUBLE NOT NULL,   -- run time, spot losses and checkpoint writes included
     compute_usd            DOUBLE NOT NULL,
-    storage_usd            DOUBLE NOT NULL,
-    egress_usd             DOUBLE NOT NULL,
+    storage_usd            DOUBLE,            -- NULL: the provider publishes no price for it
+    egress_usd             DOUBLE,            -- NULL: no published price for this volume
     spot_overhead_usd      DOUBLE NOT NULL,
-    total_usd              DOUBLE NOT NULL,   -- compute + storage + egress + spot overhead
+    total_usd              DOUBLE NOT NULL,   -- compute + storage + egress + spot overhead (the known parts)
     availability           VARCHAR NOT NULL,
     interruption_basis     VARCHAR,           -- spot rows: where the interruption rate comes from
     expected_interruptions DOUBLE,
+    unknown                VARCHAR[] NOT NULL, -- terms not published, left out of total_usd
     options                JSON NOT NULL      -- the training and job options of the run
 );
 

@@ -1,6 +1,11 @@
--- The cheapest storage that survives a stop, per provider: where a fine-tuning job keeps its
--- dataset and checkpoints.
-SELECT provider, min(usd_per_gb_month) AS usd_per_gb_month
+-- Storage a fine-tuning job can keep its dataset and checkpoints on: products that survive a stop
+-- or a terminate and have a published price. After the run the data is kept on the stopped
+-- instance (at the stopped rate where one is published) unless it survives a terminate.
+SELECT provider, kind, product, usd_per_gb_month,
+       CASE WHEN persists_on_terminate IS TRUE THEN usd_per_gb_month
+            ELSE coalesce(usd_per_gb_month_stopped, usd_per_gb_month) END AS usd_per_gb_month_kept
 FROM storage_terms
-WHERE persists_on_stop
-GROUP BY provider
+WHERE (persists_on_stop IS TRUE OR persists_on_terminate IS TRUE)
+  AND usd_per_gb_month IS NOT NULL
+  AND kind <> 'object_storage'
+ORDER BY provider, usd_per_gb_month
