@@ -12,32 +12,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import duckdb
 
-from gpucat.cost.jobcost import (
-    BillingTerms,
-    JobSpec,
-    Offer,
-    SpotRisk,
-    StorageTerms,
-    interruptions_per_hour_from_band,
-    job_cost,
-    tiers_from_rows,
-)
+from gpucat.cost.jobcost import JobSpec, Offer, job_cost, tiers_from_rows
 from gpucat.cost.sizes import BYTES_PER_TOKEN_OF_TEXT, CHECKPOINTS_KEPT, JobSizes, job_sizes
-from gpucat.cost.throughput import (
-    DEFAULT_FABRIC_GBITPS,
-    PCIE_GBPS,
-    Hardware,
-    ModelShape,
-    load_factors,
-    model_shape,
-    throughput,
-)
+from gpucat.cost.terms import Terms, hardware_for_row, load_terms, spot_defaults, spot_risk
+from gpucat.cost.throughput import DEFAULT_FABRIC_GBITPS, PCIE_GBPS, Factors, load_factors, model_shape, throughput
 from gpucat.fit import FitOptions, fit
 from gpucat.memory import ModelArch, TrainSettings
 from schemas.errors import UserInputError
@@ -103,100 +85,6 @@ class CostResult:
     skipped: dict[str, list[str]]  # reason -> providers or GPU models left out
 
 
-@cache
-def spot_defaults() -> dict[str, Any]:
-    return json.loads(resources.files("gpucat.cost").joinpath("data/spot_defaults.json").read_text())
-
-
-def default_spot_risk(provider: str) -> SpotRisk:
-    entry = spot_defaults()["providers"].get(provider, spot_defaults()["default"])
-    rate = float(entry["interruptions_per_hour"])
-    return SpotRisk(rate, f"{provider}: {entry['basis']}", f"assumed {rate:g}/h")
-
-
-def _rows(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any]]:
-    try:
-        cursor = con.execute(query_sql(name))
-    except duckdb.CatalogException as exc:
-        raise UserInputError(
-            f"the catalog has no provider terms ({str(exc).splitlines()[0]}); run `gpucat refresh` to load them"
-        ) from None
-    columns = [d[0] for d in cursor.description or []]
-    return [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
-
-
-@dataclass(frozen=True)
-class Terms:
-    billing: dict[str, BillingTerms | None]  # every provider with a terms row; None: increment not published
-    storage: dict[str, list[StorageTerms]]
-    egress: dict[str, list[dict[str, Any]]]
-    fabric_gbps_per_node: dict[str, float]
-    interruptions: dict[tuple[str, str, str], dict[str, Any]]
-    gpus: dict[str, dict[str, Any]]
-    fabric_gbps: dict[tuple[str, str], float]
-
-    def has_terms(self, provider: str) -> bool:
-        """Whether the provider publishes any of the terms a job cost needs."""
-        return bool(self.billing.get(provider) or self.storage.get(provider) or self.egress.get(provider))
-
-
-def load_terms(con: duckdb.DuckDBPyConnection) -> Terms:
-    egress: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in _rows(con, "cost_egress"):
-        egress[row["provider"]].append(row)
-    storage: dict[str, list[StorageTerms]] = defaultdict(list)
-    for row in _rows(con, "cost_storage"):
-        storage[row["provider"]].append(
-            StorageTerms(f"{row['kind']}: {row['product']}", float(row["usd_per_gb_month"]), float(row["usd_per_gb_month_kept"]))
-        )
-    billing: dict[str, BillingTerms | None] = {}
-    fabric: dict[str, float] = {}
-    for row in _rows(con, "cost_billing"):
-        increment = row["billing_increment_s"]
-        billing[row["provider"]] = None if increment is None else BillingTerms(float(increment), float(row["min_charge_s"] or 0))
-        if row.get("fabric_gbps_per_node"):
-            fabric[row["provider"]] = float(row["fabric_gbps_per_node"])
-    return Terms(
-        billing=billing,
-        storage=dict(storage),
-        egress=dict(egress),
-        fabric_gbps_per_node=fabric,
-        interruptions={(r["provider"], r["region"], r["instance_type"]): r for r in _rows(con, "cost_interruptions")},
-        gpus={r["gpu_model"]: r for r in _rows(con, "cost_gpus")},
-        fabric_gbps={(r["provider"], r["offer_id"]): float(r["fabric_gbps"]) for r in _rows(con, "cost_fabric")},
-    )
-
-
-def hardware_for_row(row: dict[str, Any], gpu: dict[str, Any], precision: str, fabric_gbps: float | None) -> Hardware | None:
-    peak = gpu["fp16_tflops"] if precision == "fp16-mixed" else gpu["bf16_tflops"] or gpu["fp16_tflops"]
-    if not peak or precision == "fp32":
-        return None
-    return Hardware(
-        gpu_model=row["gpu_model"],
-        architecture=gpu["architecture"],
-        peak_tflops=float(peak),
-        memory_bandwidth_gbps=gpu["memory_bandwidth_gbps"],
-        nvlink_gbps=gpu["nvlink_gbps"],
-        gpus=max(1, int(row["gpus_total"])),
-        nodes=int(row["nodes"]),
-        interconnect=row["interconnect"],
-        fabric=row["fabric"],
-        fabric_gbps=fabric_gbps,
-    )
-
-
-def spot_risk(row: dict[str, Any], terms: Terms) -> SpotRisk:
-    band = terms.interruptions.get((row["provider"], row["region"], row["instance_type"]))
-    if band is None:
-        return default_spot_risk(row["provider"])
-    rate = interruptions_per_hour_from_band(band["band_lower_pct"], band["band_upper_pct"])
-    return SpotRisk(
-        rate,
-        f"AWS Spot Advisor band {band['interruption_band']} of instances interrupted a month",
-        f"AWS {band['interruption_band']}/month",
-    )
-
-
 def validate(options: CostOptions) -> None:
     if options.tokens <= 0:
         raise UserInputError(f"--tokens must be positive, got {options.tokens:g}")
@@ -229,60 +117,20 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
     candidates = fit(con, arch, settings, fit_options).rows
     training_tokens = options.tokens * options.epochs
     factors = load_factors()
-    shapes: dict[int, ModelShape] = {}
     skipped: dict[str, set[str]] = defaultdict(set)
     assumptions: dict[str, None] = {}
     rows: list[CostRow] = []
     for row in candidates:
-        if not terms.has_terms(row["provider"]):
-            skipped["no published terms"].add(row["provider"])
+        reason = _unusable(row, settings, terms)
+        if reason:
+            skipped[reason].add(row["provider"] if reason == "no published terms" else row["gpu_model"])
             continue
-        if settings.precision.startswith("bf16") and not row["gpu_bf16"]:
-            skipped["no bf16: try --precision fp16-mixed"].add(row["gpu_model"])
-            continue
-        if settings.method == "qlora" and not row["gpu_bnb_4bit"]:
-            skipped["no bitsandbytes 4-bit kernels"].add(row["gpu_model"])
-            continue
-        gpu = terms.gpus.get(row["gpu_model"])
-        hw = hardware_for_row(row, gpu, settings.precision, terms.fabric_gbps.get((row["provider"], row["offer_id"]), terms.fabric_gbps_per_node.get(row["provider"]))) if gpu else None
-        if hw is None:
+        priced = _price(row, arch, settings, options, terms, factors)
+        if priced is None:
             skipped[f"no {settings.precision} TFLOPS figure"].add(row["gpu_model"])
             continue
-        run_settings = replace(settings, gpus=hw.gpus)
-        shape = shapes.setdefault(hw.gpus, model_shape(arch, run_settings))
-        tp = throughput(shape, run_settings, hw, factors)
-        assumptions.update(dict.fromkeys(tp.assumptions))
-        sizes = job_sizes(shape, settings, options.tokens, options.dataset_gb)
-        job = JobSpec(
-            hours=training_tokens / tp.tokens_per_s / 3600, storage_gb=sizes.storage_gb, checkpoint_gb=sizes.checkpoint_gb,
-            egress_gb=sizes.result_gb, retention_h=options.retention_h, checkpoint_every_h=options.checkpoint_every_h,
-            restart_h=options.restart_h, checkpoint_write_gbps=options.checkpoint_write_gbps,
-        )  # fmt: skip
-        risk = spot_risk(row, terms) if row["market"] == "spot" else None
-        cost = job_cost(
-            job, Offer(float(row["usd_per_hour_total"]), int(row["nodes"]), row["market"]),
-            terms.billing.get(row["provider"]), terms.storage.get(row["provider"], []),
-            tiers_from_rows(terms.egress[row["provider"]]) if row["provider"] in terms.egress else None, risk,
-        )  # fmt: skip
-        head = (
-            f"{row['provider']} {row['offer_id']}: {hw.gpus} x {hw.gpu_model} ({row['nodes']} node(s), {row['market']})",
-            f"throughput: {tp.tokens_per_s:,.0f} tokens/s ({tp.flops_per_token / 1e9:.1f} GFLOP/token, utilization "
-            f"{tp.utilization:.2f} of {hw.peak_tflops:g} TFLOPS, scaling efficiency {tp.scaling_efficiency:.2f})",
-            f"time: {training_tokens:,.0f} tokens / {tp.tokens_per_s:,.0f} tokens/s = {job.hours:.3f} h",
-            *(f"  assumed: {a}" for a in tp.assumptions),
-        )
-        rows.append(
-            CostRow(
-                provider=row["provider"], offer_id=row["offer_id"], instance_type=row["instance_type"], region=row["region"],
-                gpu_model=row["gpu_model"], gpus=hw.gpus, nodes=int(row["nodes"]), market=row["market"],
-                usd_per_hour=float(row["usd_per_hour_total"]), tokens_per_s=tp.tokens_per_s, hours=cost.hours,
-                compute_usd=cost.compute_usd, storage_usd=cost.storage_usd, egress_usd=cost.egress_usd,
-                spot_overhead_usd=cost.spot_overhead_usd, total_usd=cost.total_usd, availability=row["availability"],
-                unknown=cost.unknown,
-                interruption_basis=risk.basis if risk else None, interruption_label=risk.label if risk else None,
-                expected_interruptions=cost.expected_interruptions if risk else None, lines=head + cost.lines,
-            )  # fmt: skip
-        )
+        rows.append(priced[0])
+        assumptions.update(dict.fromkeys(priced[1]))
     rows.sort(key=lambda r: (r.total_usd, r.hours, r.provider, r.offer_id))
     sizes = job_sizes(model_shape(arch, settings), settings, options.tokens, options.dataset_gb)
     return CostResult(
@@ -292,6 +140,60 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
         defaults=defaults(options, sizes) + list(assumptions),
         skipped={reason: sorted(names) for reason, names in skipped.items()},
     )
+
+
+def _unusable(row: dict[str, Any], settings: TrainSettings, terms: Terms) -> str | None:
+    """Why a configuration that fits in memory cannot be priced or run as asked, if it cannot."""
+    if not terms.has_terms(row["provider"]):
+        return "no published terms"
+    if settings.precision.startswith("bf16") and not row["gpu_bf16"]:
+        return "no bf16: try --precision fp16-mixed"
+    if settings.method == "qlora" and not row["gpu_bnb_4bit"]:
+        return "no bitsandbytes 4-bit kernels"
+    return None
+
+
+def _price(
+    row: dict[str, Any], arch: ModelArch, settings: TrainSettings, options: CostOptions, terms: Terms, factors: Factors
+) -> tuple[CostRow, tuple[str, ...]] | None:
+    """One configuration's job cost and the throughput assumptions it made; None without a TFLOPS figure."""
+    provider, offer_id = row["provider"], row["offer_id"]
+    gpu = terms.gpus.get(row["gpu_model"])
+    fabric = terms.fabric_gbps.get((provider, offer_id), terms.fabric_gbps_per_node.get(provider))
+    hw = hardware_for_row(row, gpu, settings.precision, fabric) if gpu else None
+    if hw is None:
+        return None
+    run_settings = replace(settings, gpus=hw.gpus)
+    shape = model_shape(arch, run_settings)
+    tp = throughput(shape, run_settings, hw, factors)
+    sizes = job_sizes(shape, settings, options.tokens, options.dataset_gb)
+    training_tokens = options.tokens * options.epochs
+    job = JobSpec(
+        hours=training_tokens / tp.tokens_per_s / 3600, storage_gb=sizes.storage_gb, checkpoint_gb=sizes.checkpoint_gb,
+        egress_gb=sizes.result_gb, retention_h=options.retention_h, checkpoint_every_h=options.checkpoint_every_h,
+        restart_h=options.restart_h, checkpoint_write_gbps=options.checkpoint_write_gbps,
+    )  # fmt: skip
+    risk = spot_risk(row, terms) if row["market"] == "spot" else None
+    egress = tiers_from_rows(terms.egress[provider]) if provider in terms.egress else None
+    offer = Offer(float(row["usd_per_hour_total"]), int(row["nodes"]), row["market"])
+    cost = job_cost(job, offer, terms.billing.get(provider), terms.storage.get(provider, []), egress, risk)
+    head = (
+        f"{provider} {offer_id}: {hw.gpus} x {hw.gpu_model} ({row['nodes']} node(s), {row['market']})",
+        f"throughput: {tp.tokens_per_s:,.0f} tokens/s ({tp.flops_per_token / 1e9:.1f} GFLOP/token, utilization "
+        f"{tp.utilization:.2f} of {hw.peak_tflops:g} TFLOPS, scaling efficiency {tp.scaling_efficiency:.2f})",
+        f"time: {training_tokens:,.0f} tokens / {tp.tokens_per_s:,.0f} tokens/s = {job.hours:.3f} h",
+        *(f"  assumed: {a}" for a in tp.assumptions),
+    )
+    cost_row = CostRow(
+        provider=provider, offer_id=offer_id, instance_type=row["instance_type"], region=row["region"],
+        gpu_model=row["gpu_model"], gpus=hw.gpus, nodes=int(row["nodes"]), market=row["market"],
+        usd_per_hour=offer.usd_per_hour, tokens_per_s=tp.tokens_per_s, hours=cost.hours, compute_usd=cost.compute_usd,
+        storage_usd=cost.storage_usd, egress_usd=cost.egress_usd, spot_overhead_usd=cost.spot_overhead_usd,
+        total_usd=cost.total_usd, availability=row["availability"], unknown=cost.unknown,
+        interruption_basis=risk.basis if risk else None, interruption_label=risk.label if risk else None,
+        expected_interruptions=cost.expected_interruptions if risk else None, lines=head + cost.lines,
+    )  # fmt: skip
+    return cost_row, tp.assumptions
 
 
 def defaults(options: CostOptions, sizes: JobSizes) -> list[str]:
