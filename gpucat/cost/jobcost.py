@@ -11,7 +11,8 @@ and `Assumptions` lists them so the CLI prints them with every answer.
 - egress: the final weights (or adapter) downloaded once, through the egress tiers (whose $0
   first tier is the monthly free allowance);
 - spot: expected interruptions x (half a checkpoint interval + restart time) of extra billed
-  time, plus the time spent writing checkpoints.
+  time, plus the time spent writing checkpoints and half a billing increment per restarted
+  session. The spot notice is not counted on to save work.
 """
 
 from __future__ import annotations
@@ -159,6 +160,11 @@ def job_cost(
         unknown.append("billing increment")
     base_s = hours * 3600 if billing is None else billed_seconds(hours * 3600, billing)
     total_s = (hours + extra_h) * 3600 if billing is None else billed_seconds((hours + extra_h) * 3600, billing)
+    restart_rounding_s = 0.0
+    if billing is not None and interruptions > 0:
+        # Each restart opens a new billed session: on average half an increment is lost to rounding.
+        restart_rounding_s = interruptions * billing.billing_increment_s / 2
+        total_s += restart_rounding_s
     compute = base_s / 3600 * offer.usd_per_hour
     spot_overhead = (total_s - base_s) / 3600 * offer.usd_per_hour
     how = (
@@ -167,7 +173,8 @@ def job_cost(
     )  # fmt: skip
     lines.append(f"compute: {hours * 3600:.0f} s billed as {base_s:.0f} s ({how}) x ${offer.usd_per_hour:.4f}/h = ${compute:.2f}")
     if offer.market == "spot":
-        lines.append(f"spot overhead: {total_s - base_s:.0f} more billed s x ${offer.usd_per_hour:.4f}/h = ${spot_overhead:.2f}")
+        rounding = f" (of which {restart_rounding_s:.0f} s rounding the restarted sessions)" if restart_rounding_s else ""
+        lines.append(f"spot overhead: {total_s - base_s:.0f} more billed s{rounding} x ${offer.usd_per_hour:.4f}/h = ${spot_overhead:.2f}")
     run_h = hours + extra_h
     storage_total: float | None = None
     if storage:

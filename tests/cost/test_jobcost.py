@@ -154,3 +154,14 @@ def test_bad_durations():
         duration_hours("-1d", "--retention", allow_zero=True)
     with pytest.raises(UserInputError, match="--checkpoint-every"):
         duration_hours("0", "--checkpoint-every")
+
+
+def test_each_restart_on_spot_loses_half_a_billing_increment():
+    risk = SpotRisk(0.2, "test")
+    per_second = job_cost(JOB, Offer(3.0, 1, "spot"), BillingTerms(1, 0), GP3, FREE_EGRESS, risk)
+    hourly = job_cost(JOB, Offer(3.0, 1, "spot"), BillingTerms(3600, 0), GP3, FREE_EGRESS, risk)
+    assert hourly.expected_interruptions == pytest.approx(per_second.expected_interruptions)
+    rounding = hourly.expected_interruptions * 1800 / 3600 * 3.0
+    assert hourly.spot_overhead_usd == pytest.approx(
+        (billed_seconds(hourly.hours * 3600, BillingTerms(3600, 0)) - 7200) / 3600 * 3.0 + rounding
+    )
