@@ -69,6 +69,7 @@ def hardware_for(gpu_model: str, precision: str, **config: Any) -> Hardware:
         raise ValueError(f"{gpu_model} has no TFLOPS figure")
     return Hardware(
         gpu_model=gpu_model,
+        family=row["family"],
         architecture=row["architecture"],
         peak_tflops=peak,
         memory_bandwidth_gbps=_number(row["memory_bandwidth_gbps"]),
@@ -134,12 +135,13 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def _unpack(x: Sequence[float], architectures: Sequence[str], fitted_on: tuple[str, ...]) -> Factors:
-    n = len(architectures)
+def _unpack(x: Sequence[float], families: dict[str, str], fitted_on: tuple[str, ...]) -> Factors:
+    n = len(families)
     return Factors(
-        utilization={a: _sigmoid(v) for a, v in zip(architectures, x[:n], strict=True)},
+        utilization={f: _sigmoid(v) for f, v in zip(families, x[:n], strict=True)},
         adapter=math.exp(x[n]),
         overlap=_sigmoid(x[n + 1]),
+        families=dict(families),
         fitted_on=fitted_on,
     )
 
@@ -147,17 +149,17 @@ def _unpack(x: Sequence[float], architectures: Sequence[str], fitted_on: tuple[s
 def fit(points: Sequence[Point], start: Factors) -> Factors:
     """Least squares on log(estimate / measurement) over the fit points (Nelder-Mead)."""
     chosen = [p for p in points if p.role == "fit" and not p.exclude]
-    architectures = sorted({p.hardware.architecture for p in chosen})
+    families = {p.hardware.family: p.hardware.architecture for p in sorted(chosen, key=lambda p: p.hardware.family)}
     fitted_on = tuple(p.id for p in chosen)
-    x0 = [_logit(start.utilization.get(a, 0.4)) for a in architectures]
+    x0 = [_logit(start.utilization.get(f, 0.4)) for f in families]
     x0 += [math.log(start.adapter), _logit(start.overlap)]
 
     def loss(x: Sequence[float]) -> float:
-        factors = _unpack(x, architectures, fitted_on)
+        factors = _unpack(x, families, fitted_on)
         return sum(math.log(r.estimated / r.point.measured) ** 2 for r in evaluate(chosen, factors))
 
     best = nelder_mead(loss, x0)
-    return _unpack(best, architectures, fitted_on)
+    return _unpack(best, families, fitted_on)
 
 
 def nelder_mead(f: Callable[[Sequence[float]], float], x0: Sequence[float], *, step: float = 0.5,
@@ -200,6 +202,7 @@ def factors_dict(factors: Factors) -> dict[str, Any]:
         "utilization": {k: round(v, 4) for k, v in sorted(factors.utilization.items())},
         "adapter": round(factors.adapter, 4),
         "overlap": round(factors.overlap, 4),
+        "families": dict(sorted(factors.families.items())),
         "fitted_on": list(factors.fitted_on),
     }
 

@@ -93,6 +93,7 @@ def hardware_for_row(row: dict[str, Any], gpu: dict[str, Any], precision: str, f
         return None
     return Hardware(
         gpu_model=row["gpu_model"],
+        family=gpu["family"],
         architecture=gpu["architecture"],
         peak_tflops=float(peak),
         memory_bandwidth_gbps=gpu["memory_bandwidth_gbps"],

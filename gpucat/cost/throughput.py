@@ -8,9 +8,10 @@ Seconds per token on each GPU are the sum of four parts:
 - communication: the part of data-parallel or sharded traffic that compute does not hide.
 
 The configuration's throughput is its GPU count over those seconds. FLOPs are counted as a
-training framework would spend them (see `flops_per_token`); the utilization and overlap factors
-are fitted on published throughputs (`data/throughput_points.json`, `bench/cost_calibration.py`)
-and live in `data/throughput_factors.json`. Everything here is pure arithmetic over its arguments.
+training framework would spend them (see `flops_per_token`). The factors (utilization per GPU
+family, the adapter factor, the communication overlap) are fitted on published throughputs
+(`data/throughput_points.json`, `bench/cost_calibration.py`) and live in
+`data/throughput_factors.json`. Everything here is pure arithmetic over its arguments.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Hardware:
     """One configuration: `gpus` cards of one model across `nodes` instances."""
 
     gpu_model: str
+    family: str  # gpu_models.family: the unit of calibration (H100, A100, L40S, RTX 4090, ...)
     architecture: str
     peak_tflops: float  # dense bf16 (fp16 for fp16-mixed) per GPU
     memory_bandwidth_gbps: float | None = None  # GB/s
@@ -68,16 +70,27 @@ class Hardware:
 class Factors:
     """Fitted factors of the time model (see data/throughput_factors.json)."""
 
-    utilization: dict[str, float]  # fraction of peak a full fine-tune sustains, by GPU architecture
+    utilization: dict[str, float]  # fraction of the dense peak a full fine-tune sustains, by GPU family
     adapter: float  # LoRA/QLoRA utilization relative to full fine-tuning
     overlap: float  # fraction of compute time that can hide communication
+    families: dict[str, str] = field(default_factory=dict)  # calibrated family -> its architecture
     fitted_on: tuple[str, ...] = ()
 
-    def for_architecture(self, architecture: str) -> tuple[float, bool]:
-        """Utilization for an architecture, and whether it was calibrated (else the mean is used)."""
-        if architecture in self.utilization:
-            return self.utilization[architecture], True
-        return sum(self.utilization.values()) / len(self.utilization), False
+    def for_gpu(self, family: str, architecture: str, calibrated: dict[str, str]) -> tuple[float, str | None]:
+        """Utilization for a GPU family, and a note when it is borrowed.
+
+        A family with calibration points uses its own factor; otherwise the mean of the
+        calibrated families of its architecture (`calibrated`: family -> architecture), else the
+        mean of all calibrated families.
+        """
+        if family in self.utilization:
+            return self.utilization[family], None
+        kin = [self.utilization[f] for f, arch in calibrated.items() if arch == architecture and f in self.utilization]
+        if kin:
+            value = sum(kin) / len(kin)
+            return value, f"no calibration for {family}: utilization {value:.2f} (mean of calibrated {architecture} cards)"
+        value = sum(self.utilization.values()) / len(self.utilization)
+        return value, f"no calibration for {family} ({architecture}): utilization {value:.2f} (mean of calibrated cards)"
 
 
 @dataclass(frozen=True)
@@ -188,9 +201,9 @@ def _seconds_per_token(
 ) -> tuple[dict[str, float], float]:
     micro_tokens = settings.batch_size * settings.seq_len
     step_tokens = micro_tokens * settings.grad_accumulation
-    base, calibrated = factors.for_architecture(hw.architecture)
-    if not calibrated:
-        assumptions.append(f"no calibration for {hw.architecture}: utilization {base:.2f} (mean of calibrated architectures)")
+    base, borrowed = factors.for_gpu(hw.family, hw.architecture, factors.families)
+    if borrowed:
+        assumptions.append(borrowed)
     utilization = base * (factors.adapter if settings.method != "full" else 1.0)
     flops = sum(flops_per_token(shape, settings).values())
     seconds = {"compute": flops / (hw.peak_tflops * 1e12 * utilization)}
@@ -249,6 +262,7 @@ def factors_from_dict(data: dict[str, Any]) -> Factors:
         utilization=dict(data["utilization"]),
         adapter=data["adapter"],
         overlap=data["overlap"],
+        families=dict(data.get("families", {})),
         fitted_on=tuple(data.get("fitted_on", ())),
     )
 

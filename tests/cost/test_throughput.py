@@ -13,7 +13,8 @@ from gpucat.cost.throughput import Hardware, ModelShape, flops_per_token, load_f
 from gpucat.memory import TrainSettings, get_model_arch
 
 SHAPE = ModelShape(matmul_params=1_000_000, layers=2, attn_dim=8, params=1_000_000, trainable_params=1_000_000)
-H100 = Hardware(gpu_model="H100-SXM", architecture="Hopper", peak_tflops=989, memory_bandwidth_gbps=3350, nvlink_gbps=900)
+H100 = Hardware(gpu_model="H100-SXM", family="H100", architecture="Hopper", peak_tflops=989, memory_bandwidth_gbps=3350,
+                nvlink_gbps=900)  # fmt: skip
 
 
 def test_full_fine_tuning_is_six_flops_per_weight_plus_attention():
@@ -59,11 +60,18 @@ def test_pcie_scales_worse_than_nvswitch_for_a_sharded_full_fine_tune():
     assert any("PCIe" in a for a in pcie.assumptions)
 
 
-def test_uncalibrated_architecture_says_so():
-    mi300x = Hardware(gpu_model="MI300X", architecture="CDNA 3", peak_tflops=1307.4, memory_bandwidth_gbps=5300)
+def test_uncalibrated_gpus_borrow_a_stated_utilization():
+    factors = load_factors()
     s = TrainSettings(method="lora")
-    out = throughput(model_shape(get_model_arch("llama-3.1-8b"), s), s, mi300x, load_factors())
-    assert any("no calibration for CDNA 3" in a for a in out.assumptions)
+    shape = model_shape(get_model_arch("llama-3.1-8b"), s)
+    mi300x = Hardware(gpu_model="MI300X", family="MI300X", architecture="CDNA 3", peak_tflops=1307.4, memory_bandwidth_gbps=5300)
+    out = throughput(shape, s, mi300x, factors)
+    assert any("no calibration for MI300X (CDNA 3)" in a for a in out.assumptions)
+    h200 = replace(H100, gpu_model="H200-SXM", family="H200", memory_bandwidth_gbps=4800)
+    out = throughput(shape, s, h200, factors)  # a Hopper card: the calibrated Hopper families' mean
+    assert out.utilization == pytest.approx(factors.utilization["H100"] * factors.adapter)
+    assert any("mean of calibrated Hopper cards" in a for a in out.assumptions)
+    assert throughput(shape, s, H100, factors).assumptions == ()
 
 
 def test_held_back_points_are_within_the_aim():
@@ -78,8 +86,9 @@ def test_stored_factors_are_the_fit_of_the_fit_points():
     stored = load_factors()
     assert set(stored.fitted_on) == {p.id for p in points if p.role == "fit" and not p.exclude}
     refit = fit(points, stored)
-    for arch, value in stored.utilization.items():
-        assert refit.utilization[arch] == pytest.approx(value, rel=0.02)
+    for family, value in stored.utilization.items():
+        assert refit.utilization[family] == pytest.approx(value, rel=0.02)
+    assert refit.families == stored.families
     assert refit.adapter == pytest.approx(stored.adapter, rel=0.02)
 
 
