@@ -133,3 +133,13 @@ def test_unpublished_terms_are_named_and_left_out_of_the_total(cost_db):
     assert "billing increment" in by_provider["azure"]["unknown"]  # Azure publishes no increment
     assert "storage price" in by_provider["aws"]["unknown"] and by_provider["aws"]["storage_usd"] is None
     assert by_provider["runpod"]["unknown"] == [] and by_provider["runpod"]["storage_usd"] > 0
+
+
+def test_storage_uses_the_cheapest_kind_at_the_price_a_small_job_pays(cost_db):
+    # RunPod: a volume disk ($0.10 running, $0.20 stopped) or a network volume ($0.07 up to 1 TB,
+    # $0.05 above); a 17 GB job kept a week pays the network volume's $0.07.
+    rows = cost_json(cost_db, *QLORA_8B, "--on-demand", "--provider", "runpod", "--top", "1")
+    result = runner.invoke(app, ["cost", *QLORA_8B, "--on-demand", "--provider", "runpod", "--explain",
+                                 rows[0]["offer_id"], "--db", str(cost_db)])  # fmt: skip
+    storage = next(line for line in result.stdout.splitlines() if line.startswith("storage"))
+    assert "network_volume" in storage and "$0.07/GB-month" in storage
