@@ -113,8 +113,8 @@ def egress_usd(gb: float, terms: EgressTerms) -> tuple[float | None, list[str]]:
         covered = max(covered, min(gb, upper))
         if in_tier > 0:
             total += in_tier * tier.usd_per_gb
-            top = "" if tier.to_gb is None else f"{tier.to_gb:g}"
-            lines.append(f"  {in_tier:.2f} GB in tier {tier.from_gb:g}-{top} GB x ${tier.usd_per_gb:g}/GB = ${in_tier * tier.usd_per_gb:.4f}")
+            span = f"{tier.from_gb:g} GB and up" if tier.to_gb is None else f"{tier.from_gb:g}-{tier.to_gb:g} GB"
+            lines.append(f"  {in_tier:.2f} GB in tier {span} x ${tier.usd_per_gb:g}/GB = ${in_tier * tier.usd_per_gb:.4f}")
     if covered < gb:
         lines.append(f"  no published price above {covered:g} GB")
         return None, lines
