@@ -30,8 +30,8 @@ def fetch_task(source_name: str, options: pipeline.FetchOptions) -> list:
 
 
 @task(name="parse", cache_policy=NO_CACHE)
-def parse_task(source_name: str, pages: list) -> list:
-    return pipeline.parse_source(get_source(source_name), pages)
+def parse_task(source_name: str, pages: list, rates: dict) -> list:
+    return pipeline.parse_source(get_source(source_name), pages, rates)
 
 
 @task(name="validate", cache_policy=NO_CACHE)
@@ -56,6 +56,11 @@ def load_reference_task(con: Any) -> dict[str, int]:
     return pipeline.load_reference(con)
 
 
+@task(name="exchange-rates", cache_policy=NO_CACHE)
+def exchange_rates_task(con: Any) -> dict:
+    return pipeline.exchange_rates(con)
+
+
 @flow(name="refresh", log_prints=True)
 def refresh(
     providers: list[str] | None = None,
@@ -74,15 +79,20 @@ def refresh(
                 replay_dir=Path(replay_dir) if replay_dir else None,
                 record_dir=Path(record_dir) if record_dir else None,
             )
-            chains = []
-            for source in sources:
-                run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
-                pages = fetch_task.submit(source.name, options)
-                items = parse_task.submit(source.name, pages)
-                batch = validate_task.submit(source.name, items, pages)
-                loaded = load_task.submit(con, run, batch)
-                chains.append((run, [pages, items, batch, loaded]))
-            runs = [_settle(con, run, futures) for run, futures in chains]
+            runs = []
+            # Sources that feed normalization (exchange rates) load first; the rest then
+            # convert their prices with the rates loaded so far, this run's included.
+            for phase in pipeline.phases(sources):
+                rates = exchange_rates_task(con)
+                chains = []
+                for source in phase:
+                    run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
+                    pages = fetch_task.submit(source.name, options)
+                    items = parse_task.submit(source.name, pages, rates)
+                    batch = validate_task.submit(source.name, items, pages)
+                    loaded = load_task.submit(con, run, batch)
+                    chains.append((run, [pages, items, batch, loaded]))
+                runs.extend(_settle(con, run, futures) for run, futures in chains)
         summary = [pipeline.summary_row(run) for run in runs]
         create_table_artifact(key="refresh-summary", table=summary, description="Sources refreshed by this run")
     finally:

@@ -27,12 +27,12 @@ from schemas.model_archs import ModelArchRow
 from schemas.reference import GPU_MODELS_CSV
 from schemas.validate import Validated, validate
 from scrapers import all_sources
-from schemas.records import Page, ParseItem, Rejected
+from schemas.records import ExchangeRate, Page, ParseItem, Rejected
 from scrapers.base import Source, parse_pages
 from scrapers.capture import CaptureWriter, ReplayTransport, find_entry
 from schemas.redact import redact
 from scrapers.http import Fetcher, make_client
-from scrapers.normalize import normalize
+from scrapers.normalize import NO_RATES, ExchangeRates, normalize
 from warehouse import db
 from warehouse.load import RunRecord, load_source, record_failure
 
@@ -86,10 +86,24 @@ def fetch_source(source: Source, options: FetchOptions, env: Mapping[str, str] =
         return list(source.fetch(fetcher))
 
 
-def parse_source(source: Source, pages: Sequence[Page]) -> list[ParseItem]:
-    """Parse every page, run the source's batch pass, then normalize (GPU names, USD)."""
+def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES) -> list[ParseItem]:
+    """Parse every page, run the source's batch pass, then normalize (GPU names, USD with `rates`)."""
     report(source.name, "parsing")
-    return list(normalize(parse_pages(source, pages)))
+    return list(normalize(parse_pages(source, pages), rates))
+
+
+def exchange_rates(con: duckdb.DuckDBPyConnection) -> dict[str, ExchangeRate]:
+    """The latest loaded rate of every currency, to normalize prices quoted in it."""
+    with con.cursor() as cursor:
+        rows = cursor.execute(db.query_sql("exchange_rates")).fetchall()
+    return {row[0]: ExchangeRate(*row) for row in rows}
+
+
+def phases(sources: Sequence[Source]) -> list[list[Source]]:
+    """Sources in load order: those others' normalization reads (`loads_first`), then the rest."""
+    first = [s for s in sources if s.loads_first]
+    rest = [s for s in sources if not s.loads_first]
+    return [phase for phase in (first, rest) if phase]
 
 
 def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> SourceBatch:
@@ -130,12 +144,14 @@ def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseEx
     return run
 
 
-def refresh_source(con: duckdb.DuckDBPyConnection, source: Source, options: FetchOptions, flow_run_id: str | None = None) -> RunRecord:
+def refresh_source(
+    con: duckdb.DuckDBPyConnection, source: Source, options: FetchOptions, flow_run_id: str | None = None, rates: ExchangeRates = NO_RATES
+) -> RunRecord:
     """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised."""
     run = new_run(source, flow_run_id)
     try:
         pages = fetch_source(source, options)
-        batch = validate_source(source, parse_source(source, pages), len(pages))
+        batch = validate_source(source, parse_source(source, pages, rates), len(pages))
         with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
             return load_batches(cursor, run, batch)
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
@@ -148,8 +164,12 @@ def refresh_sources(con: duckdb.DuckDBPyConnection, sources: Sequence[Source], o
     from concurrent.futures import ThreadPoolExecutor
 
     load_reference(con)
-    with ThreadPoolExecutor(max_workers=max_workers) as pool:
-        return list(pool.map(lambda source: refresh_source(con, source, options), sources))
+    runs: list[RunRecord] = []
+    for phase in phases(sources):
+        rates = exchange_rates(con)
+        with ThreadPoolExecutor(max_workers=max_workers) as pool:
+            runs.extend(pool.map(lambda source: refresh_source(con, source, options, rates=rates), phase))
+    return runs
 
 
 def refresh_catalog(db: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:

@@ -46,6 +46,11 @@ class Offer(pa.DataFrameModel):
     fabric_gbps: Optional[float] = pa.Field(nullable=True, gt=0, description="inter-node bandwidth per instance, Gbit/s")
     source_url: str = pa.Field(str_startswith="https://")
     scraped_at: pl.Datetime(time_zone="UTC")  # type: ignore[valid-type]
+    fx_rate_date: Optional[pl.Date] = pa.Field(nullable=True, description="date of the exchange rate a non-USD price was converted with")  # type: ignore[valid-type]
+
+    @pa.dataframe_check(description="a non-USD price names the date of the rate that converted it; a USD price names none")
+    def fx_rate_date_iff_converted(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(((pl.col("currency") == "USD") == pl.col("fx_rate_date").is_null()).alias("ok"))
 
     @pa.dataframe_check(description="per-GPU price times GPU count equals the offer price")
     def prices_consistent(cls, data: pa.PolarsData) -> pl.LazyFrame:

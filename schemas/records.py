@@ -8,7 +8,7 @@ are checked against it by tests. Units: GB = 10^9 bytes, USD, hours as priced, U
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
@@ -19,7 +19,8 @@ class Offer:
 
     Parsers fill what the provider states and leave `usd_per_hour`/`usd_per_gpu_hour` to
     normalization; `gpu_model` is None when the provider's GPU string maps to nothing (the
-    offer is then rejected as `unknown_gpu`, never dropped).
+    offer is then rejected as `unknown_gpu`, never dropped). Normalization also sets
+    `fx_rate_date`, the date of the exchange rate it converted a non-USD price with.
     """
 
     table: ClassVar[str] = "offers"
@@ -49,6 +50,7 @@ class Offer:
     scraped_at: datetime
     usd_per_hour: float | None = None
     usd_per_gpu_hour: float | None = None
+    fx_rate_date: date | None = None  # the exchange rate's date; None for prices quoted in USD
 
     def as_row(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +78,23 @@ class InterruptionRate:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class ExchangeRate:
+    """What one unit of a currency is worth in USD on a date, as a reference-rate source states it."""
+
+    table: ClassVar[str] = "exchange_rates"
+
+    currency: str  # ISO 4217 code
+    usd_per_unit: float
+    rate_date: date  # the day the rate is for, as its publisher dates it
+    source: str
+    source_url: str
+    scraped_at: datetime
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 @dataclass(frozen=True)
 class Rejected:
     """A row that cannot be trusted: it goes to `rejected_rows` with its reasons, never silently away."""
@@ -85,9 +104,13 @@ class Rejected:
     row: dict[str, Any]
 
 
-Record = Offer | InterruptionRate
-ParseItem = Offer | InterruptionRate | Rejected
-RECORD_TYPES: dict[str, type[Offer] | type[InterruptionRate]] = {Offer.table: Offer, InterruptionRate.table: InterruptionRate}
+Record = Offer | InterruptionRate | ExchangeRate
+ParseItem = Offer | InterruptionRate | ExchangeRate | Rejected
+RECORD_TYPES: dict[str, type[Offer] | type[InterruptionRate] | type[ExchangeRate]] = {
+    Offer.table: Offer,
+    InterruptionRate.table: InterruptionRate,
+    ExchangeRate.table: ExchangeRate,
+}
 
 
 def record_columns(table: str) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 import pandera.polars as pa
 import polars as pl
 
-from schemas import interruption_rates, offers
+from schemas import exchange_rates, interruption_rates, offers
 from schemas.errors import ParseError
 from schemas.records import Record, Rejected
 
@@ -37,6 +37,7 @@ class Contract:
 CONTRACTS: dict[str, Contract] = {
     "offers": Contract("offers", offers.Offer, offers.KEY),
     "interruption_rates": Contract("interruption_rates", interruption_rates.InterruptionRate, interruption_rates.KEY),
+    "exchange_rates": Contract("exchange_rates", exchange_rates.ExchangeRate, exchange_rates.KEY),
 }
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any, Protocol
 
+from schemas.errors import ParseError
 from schemas.records import Page, ParseItem
 
 
@@ -51,6 +52,9 @@ class Source:
     # Every canonical gpu_model the module's reviewed mapping tables can produce; the drift
     # test checks each against the reference table, so a new mapping is never unchecked.
     gpu_targets: frozenset[str] = frozenset()
+    # A source whose rows other sources' normalization reads (exchange rates): a refresh loads
+    # every such source before it parses the others, so they use the rates this run fetched.
+    loads_first: bool = False
 
 
 def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:
@@ -58,7 +62,10 @@ def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:
     items: list[ParseItem] = []
     for page in pages:
         with page.open() as body:
-            items.extend(source.parse(body, url=page.url, fetched_at=page.fetched_at))
+            try:
+                items.extend(source.parse(body, url=page.url, fetched_at=page.fetched_at))
+            except UnicodeDecodeError as exc:  # a binary or mis-encoded body is a payload problem
+                raise ParseError(f"{source.name}: {page.url} is not UTF-8 text (byte {exc.start})") from None
     if source.postprocess is not None:
         items = list(source.postprocess(items))
     return items

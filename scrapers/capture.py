@@ -128,6 +128,9 @@ def _read_manifest_file(path: Path) -> list[CaptureEntry]:
             continue
         try:
             raw = json.loads(line)
+            body = folder / raw["body"]
+            if Path(raw["body"]).is_absolute() or not body.resolve().is_relative_to(folder.resolve()):
+                raise UserInputError(f"{path}:{n}: body {raw['body']!r} is outside the capture directory; refusing to read it")
             entries.append(
                 CaptureEntry(
                     method=raw["method"],
@@ -135,7 +138,7 @@ def _read_manifest_file(path: Path) -> list[CaptureEntry]:
                     request_body_sha256=raw.get("request_body_sha256"),
                     status=int(raw["status"]),
                     headers=dict(raw.get("headers") or {}),
-                    body=folder / raw["body"],
+                    body=body,
                     body_sha256=raw["body_sha256"],
                     fetched_at=datetime.fromisoformat(raw["fetched_at"]),
                 )

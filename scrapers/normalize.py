@@ -5,6 +5,11 @@ their modules and quote prices as published (`price`, `price_unit`, `currency`).
 that into the comparable columns: USD per hour for the whole offer and per GPU, and the GPU's
 memory from the reference table when the provider does not state it. A GPU string that maps to
 nothing becomes a rejected row with reason `unknown_gpu`, never a silent drop.
+
+A price in another currency is converted with the latest loaded exchange rate of that currency
+(`exchange_rates`, one `ExchangeRate` per currency); the offer keeps its own price and currency
+and records the rate's date in `fx_rate_date`. With no rate for its currency an offer is
+rejected as `no_exchange_rate`, never priced with a guess.
 """
 
 from __future__ import annotations
@@ -12,33 +17,48 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
-from schemas.records import Offer, ParseItem, Rejected
+from schemas.records import ExchangeRate, Offer, ParseItem, Rejected
 from schemas.reference import gpu_models
 
-# Until the scraped exchange-rate table lands, only USD quotes can be converted.
-DEFAULT_USD_RATES: Mapping[str, float] = {"USD": 1.0}
+ExchangeRates = Mapping[str, ExchangeRate]
+"""The rate to convert each currency with, by ISO code (USD needs none)."""
+
+NO_RATES: ExchangeRates = {}
 
 
-def normalize(items: Iterable[ParseItem], usd_per_unit: Mapping[str, float] = DEFAULT_USD_RATES) -> Iterator[ParseItem]:
+def normalize(items: Iterable[ParseItem], rates: ExchangeRates = NO_RATES) -> Iterator[ParseItem]:
     for item in items:
-        yield normalize_offer(item, usd_per_unit) if isinstance(item, Offer) else item
+        yield normalize_offer(item, rates) if isinstance(item, Offer) else item
 
 
-def normalize_offer(offer: Offer, usd_per_unit: Mapping[str, float] = DEFAULT_USD_RATES) -> Offer | Rejected:
+def normalize_offer(offer: Offer, rates: ExchangeRates = NO_RATES) -> Offer | Rejected:
     models = gpu_models()
     if offer.gpu_model is None or offer.gpu_model not in models:
         return Rejected("offers", (f"unknown_gpu: {offer.gpu_name!r}",), offer.as_row())
-    rate = usd_per_unit.get(offer.currency or "")
-    if rate is None:
-        return Rejected("offers", (f"unsupported_currency: {offer.currency!r}",), offer.as_row())
+    if offer.currency == "USD":
+        usd_per_unit, rate_date = 1.0, None
+    elif offer.currency in rates:
+        usd_per_unit, rate_date = rates[offer.currency].usd_per_unit, rates[offer.currency].rate_date
+    else:
+        return Rejected("offers", (f"no_exchange_rate: {offer.currency}",), offer.as_row())
     price, count = offer.price, offer.gpu_count
     if not isinstance(price, int | float) or not isinstance(count, int | float) or count <= 0:
         return Rejected("offers", ("price or gpu_count missing",), offer.as_row())
-    usd = price * rate
+    usd = price * usd_per_unit
     per_instance = usd * count if offer.price_unit == "gpu_hour" else usd
     return replace(
         offer,
         usd_per_hour=round(per_instance, 6),
         usd_per_gpu_hour=round(per_instance / count, 6),
         gpu_memory_gb=offer.gpu_memory_gb if offer.gpu_memory_gb is not None else models[offer.gpu_model].memory_gb,
+        fx_rate_date=rate_date,
     )
+
+
+def latest_rates(items: Iterable[ParseItem]) -> dict[str, ExchangeRate]:
+    """The newest rate of each currency among parsed records (other records are ignored)."""
+    latest: dict[str, ExchangeRate] = {}
+    for item in items:
+        if isinstance(item, ExchangeRate) and (item.currency not in latest or item.rate_date > latest[item.currency].rate_date):
+            latest[item.currency] = item
+    return latest

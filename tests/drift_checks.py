@@ -22,6 +22,15 @@ def replayed_pages(source: Source, fixtures: Path) -> list:
     return pipeline.fetch_source(source, pipeline.FetchOptions(workdir=work, replay_dir=fixtures))
 
 
+def fixture_rates(fixtures: Path) -> dict:
+    """The exchange rates a replay of `fixtures` loads first: what a refresh converts prices with."""
+    from scrapers import all_sources
+    from scrapers.normalize import latest_rates
+
+    first = [s for s in all_sources().values() if s.loads_first and (fixtures / s.provider / s.name).is_dir()]
+    return latest_rates(item for s in first for item in pipeline.parse_source(s, replayed_pages(s, fixtures)))
+
+
 def source_problems(source: Source, fixtures: Path, tests: Path) -> list[str]:
     """Everything that has drifted for one source; empty when it is whole."""
     from fixtures.make_manifest import stale_manifests
@@ -42,7 +51,7 @@ def source_problems(source: Source, fixtures: Path, tests: Path) -> list[str]:
     if not (tests / "scrapers" / f"test_{module}.py").is_file():
         problems.append(f"no parser test tests/scrapers/test_{module}.py")
     pages = replayed_pages(source, fixtures)
-    items = pipeline.parse_source(source, pages)
+    items = pipeline.parse_source(source, pages, fixture_rates(fixtures))
     batch = pipeline.validate_source(source, items, len(pages))
     if sum(b.frame.height for b in batch.batches) == 0:
         problems.append("its fixtures yield no valid row")

@@ -23,7 +23,7 @@ from schemas.validate import CONTRACTS, Validated
 from schemas.records import Rejected
 from warehouse.db import query_sql, split_statements, transaction
 
-VERSIONS_TABLE = {"offers": "offer_versions", "interruption_rates": "interruption_rate_versions"}
+VERSIONS_TABLE = {"offers": "offer_versions", "interruption_rates": "interruption_rate_versions", "exchange_rates": "exchange_rate_versions"}
 # Not part of an offer's content: a new scrape of the same facts is not a new version.
 VOLATILE = ("source_url", "scraped_at")
 # A batch smaller than this fraction of the source's last good run is a collapse, not news.

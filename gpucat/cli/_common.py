@@ -15,9 +15,15 @@ from schemas.errors import GpucatError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+MAX_ERROR_CHARS = 400
+
+
 def fail(message: str, code: int = 1) -> typer.Exit:
-    """Print one line to stderr and return the Exit to raise."""
-    typer.echo(f"error: {message}", err=True)
+    """Print one line to stderr (at most MAX_ERROR_CHARS) and return the Exit to raise."""
+    line = " ".join(message.split())
+    if len(line) > MAX_ERROR_CHARS:
+        line = line[: MAX_ERROR_CHARS - 1] + "…"
+    typer.echo(f"error: {line}", err=True)
     return typer.Exit(code)
 
 
@@ -30,6 +36,12 @@ def handle_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except GpucatError as exc:
             raise fail(str(exc), exc.exit_code) from None
+        except Exception as exc:
+            # A database that is corrupt, truncated or locked surfaces as a DuckDB error at any
+            # query; it is an expected failure too (checked by module so duckdb is not imported).
+            if type(exc).__module__.split(".")[0] in ("duckdb", "_duckdb"):
+                raise fail(f"database error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+            raise
 
     return wrapper  # type: ignore[return-value]
 

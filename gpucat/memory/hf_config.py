@@ -245,6 +245,8 @@ def load_config_file(path: str | Path) -> ModelArch:
         raise UserInputError(f"config file not found: {p}") from None
     except OSError as exc:
         raise UserInputError(f"cannot read config file {p}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UserInputError(f"{p} is not a text file (a config.json is UTF-8 JSON)") from None
     try:
         cfg = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -15,7 +15,8 @@ from gpucat import pipeline
 from gpucat.cli import app
 from schemas.records import Rejected
 from scrapers import all_sources
-from tests.conftest import fixture_files, fixture_pages
+from tests.conftest import FIXTURES, fixture_files, fixture_pages
+from tests.drift_checks import fixture_rates
 
 runner = CliRunner()
 SOURCES = sorted(all_sources())
@@ -29,7 +30,7 @@ def invoke_json(*args: str):
 
 
 def test_offers_json_columns_and_order(catalog_db):
-    rows = invoke_json("offers", "--json", "--limit", "500", "--db", str(catalog_db))
+    rows = invoke_json("offers", "--json", "--limit", "100000", "--db", str(catalog_db))
     assert set(rows[0]) == {
         "provider", "instance_type", "region", "market", "tier", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
         "ram_gb", "usd_per_hour", "usd_per_gpu_hour", "currency", "availability", "available_count", "interconnect",
@@ -79,7 +80,7 @@ def test_status_counts_and_unknown_gpus_match_the_sources_own_parse(catalog_db, 
     row = {r["source"]: r for r in invoke_json("status", "--json", "--db", str(catalog_db))}[name]
     source = all_sources()[name]
     pages = fixture_pages(name)
-    batch = pipeline.validate_source(source, pipeline.parse_source(source, pages), len(pages))
+    batch = pipeline.validate_source(source, pipeline.parse_source(source, pages, fixture_rates(FIXTURES)), len(pages))
     rejected = [r for b in batch.batches for r in b.rejected]
     unknown = sorted({r.reasons[0].split(": ", 1)[1].strip("'") for r in rejected if r.reasons[0].startswith("unknown_gpu")})
     assert (row["rows_valid"], row["rows_rejected"]) == (sum(b.frame.height for b in batch.batches), len(rejected))

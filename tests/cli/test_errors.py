@@ -59,7 +59,12 @@ def test_unreadable_file_for_parse(tmp_path):
     assert "cannot read" in one_error_line(result)
 
 
-@pytest.mark.parametrize("body", [b"<!DOCTYPE html><html><body><form>Sign in</form></body></html>", b""], ids=["login-page", "empty"])
+BINARY = bytes(range(256)) * 8
+
+
+@pytest.mark.parametrize(
+    "body", [b"<!DOCTYPE html><html><body><form>Sign in</form></body></html>", b"", BINARY], ids=["login-page", "empty", "binary"]
+)
 @pytest.mark.parametrize("name", sorted(all_sources()))
 def test_a_body_that_is_not_the_payload_is_one_error_line(tmp_path, name, body):
     path = tmp_path / "body"
@@ -85,3 +90,21 @@ def test_conflicting_market_flags(empty_db):
     result = runner.invoke(app, ["offers", "--spot", "--on-demand", "--db", str(empty_db)])
     assert result.exit_code == 2
     assert "exclude each other" in one_error_line(result)
+
+
+def test_binary_config_for_memory(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_bytes(BINARY)
+    result = runner.invoke(app, ["memory", "--config", str(path), "--method", "lora"])
+    assert result.exit_code == 2
+    assert "not a text file" in one_error_line(result)
+
+
+def test_half_a_database_is_one_error_line_for_every_reader(catalog_db, tmp_path):
+    half = tmp_path / "half.duckdb"
+    half.write_bytes(catalog_db.read_bytes()[: catalog_db.stat().st_size // 2])
+    for args in (["status"], ["offers"], ["export", "--out", str(tmp_path / "snaps")], ["sql", "SELECT 1"]):
+        result = runner.invoke(app, [*args, "--db", str(half)])
+        assert result.exit_code != 0, args
+        assert "database error: IO Error" in one_error_line(result) or "cannot open" in one_error_line(result)
+    assert not (tmp_path / "snaps").exists()

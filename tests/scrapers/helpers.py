@@ -15,8 +15,11 @@ FETCHED = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 
 
 def parse_fixture(source: str, *files: str) -> list[ParseItem]:
+    """Parse and normalize fixture files, converting other currencies with the fixtures' own rates."""
+    from tests.drift_checks import fixture_rates
+
     pages = pipeline.pages_from_files([FIXTURES / f for f in files])
-    return pipeline.parse_source(get_source(source), pages)
+    return pipeline.parse_source(get_source(source), pages, fixture_rates(FIXTURES))
 
 
 def parse_bytes(source: str, body: bytes, url: str = "https://example.invalid/x") -> list[dict | Rejected]:
@@ -24,11 +27,11 @@ def parse_bytes(source: str, body: bytes, url: str = "https://example.invalid/x"
     return [plain(i) for i in get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED)]
 
 
-def normalize_bytes(source: str, body: bytes, url: str = "https://example.invalid/x") -> list[dict | Rejected]:
+def normalize_bytes(source: str, body: bytes, url: str = "https://example.invalid/x", rates=None) -> list[dict | Rejected]:
     """The parser and normalization (no batch pass), over an in-memory body; records as dicts."""
-    from scrapers.normalize import normalize
+    from scrapers.normalize import NO_RATES, normalize
 
-    return [plain(i) for i in normalize(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED))]
+    return [plain(i) for i in normalize(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED), rates or NO_RATES)]
 
 
 def plain(item: ParseItem) -> dict | Rejected:

@@ -61,6 +61,7 @@ def test_whole_record_p5():
         "currency": "USD",
         "usd_per_hour": 55.04,
         "usd_per_gpu_hour": 6.88,
+        "fx_rate_date": None,
         "availability": "unknown",
         "available_count": None,
         "interconnect": "nvswitch",

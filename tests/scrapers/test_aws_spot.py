@@ -30,6 +30,7 @@ def test_whole_record_p5_spot():
         "currency": "USD",
         "usd_per_hour": 23.6672,
         "usd_per_gpu_hour": 2.9584,
+        "fx_rate_date": None,
         "availability": "unknown",
         "available_count": None,
         "interconnect": "nvswitch",

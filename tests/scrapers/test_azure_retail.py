@@ -51,6 +51,7 @@ def test_whole_record_nd_h100_v5():
         "currency": "USD",
         "usd_per_hour": 98.32,
         "usd_per_gpu_hour": 12.29,
+        "fx_rate_date": None,
         "availability": "unknown",
         "available_count": None,
         "interconnect": "nvswitch",

@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from schemas.errors import DisallowedHost, FetchError, MissingApiKey, ResponseTooLarge, TransientFetchError
+from schemas.errors import DisallowedHost, FetchError, MissingApiKey, ResponseTooLarge, TransientFetchError, UserInputError
 from scrapers.base import Source
 from scrapers.capture import CaptureWriter, ReplayTransport, read_manifest
 from schemas.redact import redact_url
@@ -252,3 +252,14 @@ def test_per_host_concurrency_is_limited(tmp_path):
     with ThreadPoolExecutor(max_workers=3 * MAX_CONCURRENT_PER_HOST) as pool:
         list(pool.map(lambda i: fetcher.get(f"https://api.example.com/{i}"), range(3 * MAX_CONCURRENT_PER_HOST)))
     assert peak == MAX_CONCURRENT_PER_HOST
+
+
+@pytest.mark.parametrize("body", ["../../../../etc/passwd", "/etc/passwd", "a/../../outside.json"])
+def test_replay_refuses_a_manifest_path_outside_its_directory(tmp_path, body):
+    capture = tmp_path / "cap"
+    capture.mkdir()
+    (tmp_path / "outside.json").write_text("{}")
+    entry = {"method": "GET", "url": "https://example.com/x", "status": 200, "body": body, "body_sha256": "0" * 64, "fetched_at": "2026-11-20T06:00:00+00:00"}
+    (capture / "manifest.jsonl").write_text(json.dumps(entry) + "\n")
+    with pytest.raises(UserInputError, match="outside the capture directory"):
+        ReplayTransport(capture)

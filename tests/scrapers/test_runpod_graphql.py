@@ -39,6 +39,7 @@ def test_whole_record_h100_sxm_secure_on_demand():
         "currency": "USD",
         "usd_per_hour": 2.99,
         "usd_per_gpu_hour": 2.99,
+        "fx_rate_date": None,
         "availability": "available",
         "available_count": 8,
         "interconnect": None,

@@ -1,7 +1,7 @@
 -- Each current offer with its provider's terms: billing step, stop and spot behaviour, the
 -- cheapest priced disk a job can keep between runs (a volume, network volume or block volume
--- not known to be lost on stop), and internet egress (the first tier that charges, else the
--- free one). Terms not published are NULL.
+-- not known to be lost on stop), and internet egress (the first tier that charges, else an
+-- unbounded free tier; NULL when what follows a free allowance is unknown).
 SELECT o.provider, o.offer_id, o.gpu_model, o.market, o.usd_per_hour,
        p.billing_increment_s, p.min_charge_s, p.stopped_instances_billed,
        p.spot_notice_s, p.spot_disk_fate, p.fabric AS provider_fabric,
@@ -18,6 +18,6 @@ LEFT JOIN (
 ) AS s USING (provider)
 LEFT JOIN (
     SELECT * FROM egress_terms
-    WHERE scope = 'internet' AND usd_per_gb IS NOT NULL
+    WHERE scope = 'internet' AND (usd_per_gb > 0 OR (usd_per_gb = 0 AND to_gb IS NULL))
     QUALIFY row_number() OVER (PARTITION BY provider ORDER BY usd_per_gb > 0 DESC, tier) = 1
 ) AS e USING (provider)

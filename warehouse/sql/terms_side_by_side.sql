@@ -1,6 +1,7 @@
 -- Provider terms side by side: billing and spot from `providers`, the cheapest priced disk a job
 -- can keep between runs (a volume, network volume or block volume not known to be lost on stop),
--- and internet egress (the first rate that charges, after any free allowance).
+-- and internet egress (the first rate that charges after any free allowance; 0 only when the
+-- free tier is unbounded, NULL when what follows a free allowance is unknown).
 -- $providers: VARCHAR[] filter (empty = all).
 WITH storage AS (
     SELECT provider,
@@ -12,7 +13,9 @@ WITH storage AS (
 ),
 internet AS (
     SELECT provider,
-           coalesce(min_by(usd_per_gb, tier) FILTER (WHERE usd_per_gb > 0), max(usd_per_gb)) AS egress_usd_per_gb,
+           -- the first tier that charges; else 0 when a free tier is unbounded; else unknown
+           coalesce(min_by(usd_per_gb, tier) FILTER (WHERE usd_per_gb > 0),
+                    max(usd_per_gb) FILTER (WHERE to_gb IS NULL)) AS egress_usd_per_gb,
            max(free_allowance_gb_month) AS egress_free_gb_month
     FROM egress_terms
     WHERE scope = 'internet'

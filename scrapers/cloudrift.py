@@ -1,0 +1,121 @@
+"""CloudRift instance types: GPU VMs per datacenter, priced in US cents per instance-hour.
+
+`POST https://api.cloudrift.ai/api/v1/instance-types/list` answers without credentials (dstack's
+gpuhunt calls it keyless). Requests and answers are wrapped as `{"version": <date>, "data": ...}`.
+Each instance type names its GPU in `brand_short` and has variants (1, 2, 4… GPUs) with
+`cost_per_hour` in **cents** for the whole variant, `vram`/`dram`/`disk` in bytes, the
+datacenters that have its nodes (`nodes_per_dc`, as gpuhunt reads it, or
+`available_nodes_per_dc` in CloudRift's OpenAPI spec) and the free nodes per datacenter. One
+offer per variant and datacenter; a type listed in no datacenter cannot be rented and is
+rejected with `no_datacenter`. CPU-only variants are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected
+from scrapers.base import Fetcher, Source
+
+HOST = "api.cloudrift.ai"
+URL = f"https://{HOST}/api/v1/instance-types/list"
+API_VERSION = "2025-03-21"  # the version gpuhunt sends; the server answers with its own
+QUERY = {"version": API_VERSION, "data": {"selector": {"ByServiceAndLocation": {"services": ["vm"]}}}}
+
+# brand_short -> canonical gpu_model (gpuhunt's GPU_MAP names the same brands). "V100" does not
+# say SXM2 or PCIe and stays unmapped; "MI350X" waits for its row in gpu_models.
+GPU_BRANDS: dict[str, str] = {
+    "RTX 5090": "RTX-5090",
+    "RTX 4090": "RTX-4090",
+    "RTX PRO 6000": "RTX-PRO-6000",
+}
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    yield fetcher.post_json(URL, QUERY)
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    try:
+        payload = json.loads(body.read())
+    except ValueError as exc:
+        raise ParseError(f"CloudRift answer is not JSON: {exc}") from None
+    if isinstance(payload, str):  # the API answers errors as a bare JSON string
+        raise ParseError(f"CloudRift answered an error: {payload[:200]}")
+    types = ((payload.get("data") or {}) if isinstance(payload, dict) else {}).get("instance_types")
+    if not isinstance(types, list):
+        raise ParseError("CloudRift answer lacks data.instance_types")
+    for instance_type in types:
+        if not isinstance(instance_type, dict) or "brand_short" not in instance_type or not isinstance(instance_type.get("variants"), list):
+            raise ParseError(f"CloudRift instance type lacks `brand_short` or `variants`: {str(instance_type)[:200]}")
+        for variant in instance_type["variants"]:
+            yield from _offers(instance_type["brand_short"], variant, url, fetched_at)
+
+
+def _offers(brand: str, variant: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    try:
+        name, count, cents = variant["name"], variant["gpu_count"], variant["cost_per_hour"]
+    except KeyError as exc:
+        raise ParseError(f"CloudRift variant lacks {exc}") from None
+    if not count:
+        return  # a CPU-only variant
+    nodes = variant.get("nodes_per_dc", variant.get("available_nodes_per_dc"))
+    if not isinstance(nodes, dict):
+        raise ParseError(f"CloudRift variant {name!r} lacks nodes_per_dc / available_nodes_per_dc")
+    row = {"brand_short": brand, **variant}
+    if not isinstance(cents, int | float) or isinstance(cents, bool) or cents <= 0:
+        yield Rejected("offers", (f"no_price: cost_per_hour {cents!r}",), row)
+        return
+    if not nodes:
+        yield Rejected("offers", ("no_datacenter: the variant is listed in no datacenter",), row)
+        return
+    gpu_model = GPU_BRANDS.get(brand)
+    if gpu_model is None:
+        yield Rejected("offers", (f"unknown_gpu: {brand!r}",), row)  # once per variant, not per datacenter
+        return
+    free = variant.get("available_nodes_per_dc") or {}
+    for datacenter in nodes:
+        stock = free.get(datacenter)
+        yield Offer(
+            provider="cloudrift",
+            offer_id=f"{name}/{datacenter}",
+            source=SOURCE.name,
+            instance_type=name,
+            region=datacenter,
+            market="on_demand",
+            tier=None,
+            gpu_name=brand,
+            gpu_model=gpu_model,
+            gpu_count=float(count),
+            gpu_memory_gb=None,  # vram is GiB as the driver counts it; the nameplate GB comes from gpu_models
+            vcpus=float(variant["cpu_count"]) if variant.get("cpu_count") else None,
+            ram_gb=round(variant["dram"] / 1e9, 3) if variant.get("dram") else None,
+            price=cents / 100,
+            price_unit="instance_hour",
+            currency="USD",
+            availability="unknown" if stock is None else ("available" if stock > 0 else "unavailable"),
+            # Free nodes, not GPUs: a node's GPU count is not published, so no GPU count here.
+            available_count=None,
+            interconnect=None,
+            fabric=None,
+            fabric_gbps=None,
+            source_url=url,
+            scraped_at=fetched_at,
+        )
+
+
+SOURCE = Source(
+    name="cloudrift",
+    provider="cloudrift",
+    description="CloudRift GPU VM instance types per datacenter, hourly USD prices (sent in cents) and free nodes",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    gpu_targets=frozenset(GPU_BRANDS.values()),
+    docs_url="https://docs.cloudrift.ai/extras/rest-api",
+)

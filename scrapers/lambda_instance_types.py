@@ -1,0 +1,126 @@
+"""Lambda Cloud `GET /api/v1/instance-types`: on-demand instance prices and where capacity is now.
+
+Prices are per instance (`price_cents_per_hour`, in US cents). The answer names only the
+regions that have capacity right now (`regions_with_capacity_available`), so each of those is an
+`available` offer; a type with capacity nowhere is one `unavailable` offer in region `unknown`,
+since the answer does not say where it is sold. Lambda has no spot market. The key
+(`LAMBDA_API_KEY`, which needs a payment method on the account) goes as a bearer token; without
+it the `lambda` HTML page source is the fallback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.units import gb_from_gib
+from scrapers.base import Fetcher, Source
+
+HOST = "cloud.lambda.ai"
+URL = f"https://{HOST}/api/v1/instance-types"
+
+# (GPU name, nameplate GB, form factor) as Lambda writes them in `gpu_description`, e.g.
+# "H100 (80 GB SXM5)" -> canonical gpu_model. Reviewed against Lambda's instance list
+# (lambda.ai/instances) and the description pattern gpuhunt parses (lambdalabs.py).
+GPUS: dict[tuple[str, int, str | None], str] = {
+    ("A10", 24, "PCIe"): "A10",
+    ("A6000", 48, None): "RTX-A6000",
+    ("A100", 40, "SXM4"): "A100-SXM4-40GB",
+    ("A100", 40, "PCIe"): "A100-PCIe-40GB",
+    ("A100", 80, "SXM4"): "A100-SXM4-80GB",
+    ("H100", 80, "PCIe"): "H100-PCIe",
+    ("H100", 80, "SXM5"): "H100-SXM",
+    ("GH200", 96, None): "GH200",
+    ("B200", 180, "SXM6"): "B200",
+}
+_SXM = {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM", "B200"}
+# "8x H100 (80 GB SXM5)" or, in gpu_description, "H100 (80 GB SXM5)"; older types say "Tesla V100".
+_GPU = re.compile(r"^(?:(?P<count>\d+)x )?(?:Tesla )?(?P<name>.+?) \((?P<gb>\d+) GB(?: (?P<form>\w+))?\)$")
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    yield fetcher.get(URL, headers={"Authorization": f"Bearer {fetcher.api_key}"})
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    try:
+        payload = json.loads(body.read())
+    except ValueError as exc:
+        raise ParseError(f"Lambda response is not JSON: {exc}") from None
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, dict):
+        raise ParseError("Lambda response lacks a data object")
+    for key, entry in data.items():
+        try:
+            yield from _offers(entry, url, fetched_at)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ParseError(f"Lambda instance type {key!r} lacks field {exc}") from None
+
+
+def _offers(entry: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    itype = entry["instance_type"]
+    name: str = itype["name"]
+    cents = itype["price_cents_per_hour"]
+    specs = itype["specs"]
+    regions = [region["name"] for region in entry["regions_with_capacity_available"]]
+    gpu_text: str = itype.get("gpu_description") or itype["description"]
+    match = _GPU.match(gpu_text)
+    gpu_model = GPUS.get((match["name"], int(match["gb"]), match["form"])) if match else None
+    if gpu_model is None:
+        yield Rejected("offers", (f"unknown_gpu: {gpu_text!r}",), entry)
+        return
+    described = _GPU.match(itype["description"])
+    if described and described["count"] and int(described["count"]) != specs["gpus"]:
+        yield Rejected("offers", (f"gpu_count_mismatch: {itype['description']!r} vs specs.gpus {specs['gpus']}",), entry)
+        return
+    if not isinstance(cents, int | float) or cents <= 0:
+        yield Rejected("offers", (f"no_price: price_cents_per_hour {cents!r}",), entry)
+        return
+    count = specs["gpus"]
+    places = [(region, "available") for region in regions] or [("unknown", "unavailable")]
+    for region, availability in places:
+        yield Offer(
+            provider="lambda",
+            offer_id=f"{name}/{region}",
+            source=SOURCE.name,
+            instance_type=name,
+            region=region,
+            market="on_demand",
+            tier=None,
+            gpu_name=match["name"],
+            gpu_model=gpu_model,
+            gpu_count=float(count),
+            gpu_memory_gb=None,
+            vcpus=float(specs["vcpus"]),
+            ram_gb=gb_from_gib(specs["memory_gib"]),
+            price=cents / 100,
+            price_unit="instance_hour",
+            currency="USD",
+            availability=availability,
+            available_count=None,
+            interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else "pcie"),
+            fabric=None,
+            fabric_gbps=None,
+            source_url=url,
+            scraped_at=fetched_at,
+        )
+
+
+SOURCE = Source(
+    name="lambda-instance-types",
+    provider="lambda",
+    description="Lambda Cloud instance types: on-demand per-instance prices and regions with capacity now",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    api_key_env="LAMBDA_API_KEY",
+    api_key_required=True,
+    docs_url="https://docs.lambda.ai/api/cloud",
+    gpu_targets=frozenset(GPUS.values()),
+)

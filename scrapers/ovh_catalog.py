@@ -1,0 +1,156 @@
+"""OVHcloud Public Cloud order catalog: GPU instance flavours and their hourly price, in EUR.
+
+`GET /1.0/order/catalog/public/cloud?ovhSubsidiary=FR` is public. Instances are the addons the
+`project` plan lists in its `instance` addon family; each flavour comes as an hourly
+`<flavour>.consumption` addon and often a `<flavour>.monthly.postpaid` one. Prices are integers
+in 1e-8 of the locale's currency, net of tax (a real catalog's `"price": 5699000000` with
+`"tax": 1139800000` is 56.99 EUR plus 20 % VAT), per instance and per `intervalUnit`. The
+specs are in `blobs.technical` (`gpu.model`, `gpu.number`, `cpu.cores`, `memory.size` in GiB),
+and the orderable regions in `configurations[name=region]`, which catalogs often fill only on
+the monthly addon, so a flavour's regions are merged across its addons (as SpareCores'
+sc-crawler does). Each hourly GPU addon becomes one on-demand offer per region, or one offer in
+region `global` when no addon of the flavour lists a region (the catalog's price holds for the
+whole subsidiary, as RunPod's `global` does). Monthly plans,
+Windows flavours (the Linux flavour plus a licence), CPU-only flavours and non-instance addons
+(volumes, AI Training) are not separate GPU rental offers and are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.units import gb_from_gib
+from scrapers.base import Fetcher, Source
+
+HOST = "eu.api.ovh.com"
+URL = f"https://{HOST}/1.0/order/catalog/public/cloud"
+SUBSIDIARY = "FR"
+PRICE_SCALE = 10**8  # catalog prices are integers in 1e-8 of the currency
+_CURRENCY = re.compile(r"^[A-Z]{3}$")
+
+# blobs.technical.gpu.model -> canonical gpu_model. OVH does not state the H100's, A100's or
+# H200's form factor (SXM or PCIe), nor the V100's, so those stay unmapped and are rejected as
+# unknown GPUs rather than guessed. "Tesla V100S" (a PCIe-only card) and "Quadro RTX 5000" wait
+# for their rows in gpu_models.
+GPU_MODELS: dict[str, str] = {
+    "L4": "L4",
+    "L40S": "L40S",
+    "A10": "A10",
+}
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    yield fetcher.get(URL, params={"ovhSubsidiary": SUBSIDIARY})
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    try:
+        catalog = json.loads(body.read())
+    except ValueError as exc:
+        raise ParseError(f"OVH catalog is not JSON: {exc}") from None
+    if not isinstance(catalog, dict) or not isinstance(catalog.get("addons"), list) or not isinstance(catalog.get("plans"), list):
+        raise ParseError("OVH catalog lacks `addons` or `plans`")
+    currency = (catalog.get("locale") or {}).get("currencyCode")
+    if not isinstance(currency, str) or not _CURRENCY.match(currency):
+        raise ParseError(f"OVH catalog locale names no currency: {catalog.get('locale')!r}")
+    instances = _instance_plan_codes(catalog["plans"])
+    addons = [a for a in catalog["addons"] if isinstance(a, dict) and a.get("planCode") in instances]
+    regions = _regions_by_flavour(addons)
+    for addon in addons:
+        yield from _offers(addon, currency, regions, url, fetched_at)
+
+
+def _instance_plan_codes(plans: list[Any]) -> set[str]:
+    project = next((p for p in plans if isinstance(p, dict) and p.get("planCode") == "project"), None)
+    if project is None:
+        raise ParseError("OVH catalog has no `project` plan to list its instances")
+    family = next((f for f in project.get("addonFamilies") or [] if f.get("name") == "instance"), None)
+    if family is None or not family.get("addons"):
+        raise ParseError("OVH catalog's project plan has no `instance` addon family")
+    return set(family["addons"])
+
+
+def _regions_by_flavour(addons: list[dict[str, Any]]) -> dict[str, list[str]]:
+    regions: dict[str, list[str]] = defaultdict(list)
+    for addon in addons:
+        for config in addon.get("configurations") or []:
+            if config.get("name") == "region":
+                flavour = regions[addon.get("invoiceName") or addon["planCode"]]
+                flavour.extend(r for r in config.get("values") or [] if r not in flavour)
+    return regions
+
+
+def _offers(addon: dict[str, Any], currency: str, regions: dict[str, list[str]], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    code = addon["planCode"]
+    technical = (addon.get("blobs") or {}).get("technical")
+    if not isinstance(technical, dict):
+        raise ParseError(f"OVH instance {code!r} lacks blobs.technical")
+    gpu = technical.get("gpu") or {}
+    if not gpu.get("number"):
+        return  # a CPU-only flavour
+    if code.startswith("win-") or (technical.get("os") or {}).get("family") == "windows":
+        return  # the Linux flavour with a Windows licence in the price
+    hourly = [p for p in addon.get("pricings") or [] if p.get("intervalUnit") == "hour" and "consumption" in (p.get("capacities") or [])]
+    if not hourly:
+        return  # a monthly (or other billing) variant of a flavour whose hourly addon is an offer
+    flavour = addon.get("invoiceName") or code
+    row = {"planCode": code, "invoiceName": flavour, "gpu": gpu, "pricing": hourly[0]}
+    raw = hourly[0].get("price")
+    if not isinstance(raw, int) or isinstance(raw, bool):
+        raise ParseError(f"OVH instance {code!r}: price is not an integer count of 1e-8 {currency}: {raw!r}")
+    if raw <= 0 or hourly[0].get("interval", 1) != 1:
+        yield Rejected("offers", (f"no_price: {raw!r} per {hourly[0].get('interval')} hour(s)",), row)
+        return
+    model = gpu.get("model")
+    gpu_model = GPU_MODELS.get(model) if isinstance(model, str) else None
+    if gpu_model is None:
+        yield Rejected("offers", (f"unknown_gpu: {model!r}",), row)  # once per flavour, not per region
+        return
+    memory = (technical.get("memory") or {}).get("size")
+    cores = (technical.get("cpu") or {}).get("cores")
+    for region in regions.get(flavour) or ["global"]:
+        yield Offer(
+            provider="ovh",
+            offer_id=f"{code}/{region}",
+            source=SOURCE.name,
+            instance_type=flavour,
+            region=region,
+            market="on_demand",
+            tier=None,
+            gpu_name=model,
+            gpu_model=gpu_model,
+            gpu_count=float(gpu["number"]),
+            gpu_memory_gb=None,  # the catalog's size is the card's GB class; the nameplate comes from gpu_models
+            vcpus=float(cores) if cores else None,
+            ram_gb=gb_from_gib(memory) if memory else None,
+            price=raw / PRICE_SCALE,
+            price_unit="instance_hour",
+            currency=currency,
+            availability="unknown",
+            available_count=None,
+            interconnect=None,
+            fabric=None,
+            fabric_gbps=None,
+            source_url=url,
+            scraped_at=fetched_at,
+        )
+
+
+SOURCE = Source(
+    name="ovh-catalog",
+    provider="ovh",
+    description="OVHcloud Public Cloud order catalog: GPU instance flavours, hourly EUR prices (1e-8 units)",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    gpu_targets=frozenset(GPU_MODELS.values()),
+    docs_url="https://eu.api.ovh.com/console/?section=%2Forder&branch=v1#get-/order/catalog/public/cloud",
+)

@@ -1,0 +1,129 @@
+"""TensorDock v2 `GET /api/v2/locations`: per-GPU prices by location, with the host's other components.
+
+TensorDock's `price_per_hr` is per GPU and covers only the GPU: a VM also pays per vCPU-hour,
+per GB-hour of RAM and per GB-hour of storage (`pricing`), chosen at deploy time up to the
+location's `resources` maximum. The offers table has no columns for those components, so each
+offer keeps them in `tier` as `excludes per_vcpu_hr=…;per_gb_ram_hr=…;per_gb_storage_hr=…`
+(USD). Each location and GPU yields one offer per GPU count up to `max_count` (1, 2, 4, 8),
+priced per GPU-hour. A listed GPU is deployable now, so offers are `available`; the feed gives
+no stock count. The key (`TENSORDOCK_API_KEY`) goes as a bearer token; without one the feed has
+been empty since about 2026-07-13 (providers.md), so the source requires it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from decimal import Decimal
+from typing import IO, Any
+
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected
+from scrapers.base import Fetcher, Source
+
+HOST = "dashboard.tensordock.com"
+URL = f"https://{HOST}/api/v2/locations"
+GPU_COUNTS = (1, 2, 4, 8)
+
+# TensorDock v0Name -> canonical gpu_model. Names from TensorDock's API docs (fetch-hostnodes,
+# instance-creation) and the v0 marketplace GPU list quoted in public deploy scripts.
+GPUS: dict[str, str] = {
+    "h100-sxm5-80gb": "H100-SXM",
+    "a100-sxm4-80gb": "A100-SXM4-80GB",
+    "a100-pcie-80gb": "A100-PCIe-80GB",
+    "l40s-pcie-48gb": "L40S",
+    "l40-pcie-48gb": "L40",
+    "v100-sxm2-16gb": "V100-SXM2-16GB",
+    "rtxa6000-pcie-48gb": "RTX-A6000",
+    "rtxa5000-pcie-24gb": "RTX-A5000",
+    "rtxa4000-pcie-16gb": "RTX-A4000",
+    "geforcertx4090-pcie-24gb": "RTX-4090",
+    "geforcertx3090-pcie-24gb": "RTX-3090",
+}
+# HGX boards: NVSwitch between the GPUs (V100 SXM2 boards use NVLink without a switch).
+_SXM = {"H100-SXM", "A100-SXM4-80GB"}
+COMPONENTS = ("per_vcpu_hr", "per_gb_ram_hr", "per_gb_storage_hr")
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    yield fetcher.get(URL, headers={"Authorization": f"Bearer {fetcher.api_key}"})
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    try:
+        payload = json.loads(body.read())
+    except ValueError as exc:
+        raise ParseError(f"TensorDock response is not JSON: {exc}") from None
+    locations = (payload.get("data") or {}).get("locations") if isinstance(payload, dict) else None
+    if not isinstance(locations, list):
+        raise ParseError("TensorDock response lacks data.locations")
+    for location in locations:
+        try:
+            for gpu in location["gpus"]:
+                yield from _offers(location, gpu, url, fetched_at)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ParseError(f"TensorDock location {location.get('id')!r} lacks field {exc}") from None
+
+
+def _offers(location: dict[str, Any], gpu: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    name: str = gpu["v0Name"]
+    price = gpu["price_per_hr"]
+    pricing = gpu["pricing"]
+    components = ";".join(f"{key}={_num(pricing[key])}" for key in COMPONENTS)
+    gpu_model = GPUS.get(name)
+    problems = []
+    if gpu_model is None:
+        problems.append(f"unknown_gpu: {name!r}")
+    if not isinstance(price, int | float) or price <= 0:
+        problems.append(f"no_price: price_per_hr {price!r}")
+    if problems:
+        yield Rejected("offers", tuple(problems), {"location": location["id"], **gpu})
+        return
+    region = ", ".join(part for part in (location["city"], location["stateprovince"], location["country"]) if part)
+    for count in (n for n in GPU_COUNTS if n <= gpu["max_count"]):
+        yield Offer(
+            provider="tensordock",
+            offer_id=f"{location['id']}/{name}/{count}x",
+            source=SOURCE.name,
+            instance_type=f"{count}x {gpu['displayName']}",
+            region=region,
+            market="on_demand",
+            tier=f"excludes {components}",
+            gpu_name=name,
+            gpu_model=gpu_model,
+            gpu_count=float(count),
+            gpu_memory_gb=None,
+            vcpus=None,  # chosen at deploy time, priced per component (see tier)
+            ram_gb=None,
+            price=float(price),
+            price_unit="gpu_hour",
+            currency="USD",
+            availability="available",
+            available_count=None,
+            interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else None),
+            fabric=None,
+            fabric_gbps=None,
+            source_url=url,
+            scraped_at=fetched_at,
+        )
+
+
+def _num(value: float | None) -> str:
+    """A price as plain decimal text (0.00005, not 5e-05); `null` when the provider gave none."""
+    return "null" if value is None else format(Decimal(repr(float(value))), "f")
+
+
+SOURCE = Source(
+    name="tensordock",
+    provider="tensordock",
+    description="TensorDock v2 locations: per-GPU prices (CPU, RAM and storage billed on top) per location",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    api_key_env="TENSORDOCK_API_KEY",
+    api_key_required=True,
+    docs_url="https://dashboard.tensordock.com/api/docs/fetch-hostnodes",
+    gpu_targets=frozenset(GPUS.values()),
+)

@@ -1,0 +1,97 @@
+"""Together AI's pricing page, GPU Clusters section: on-demand HGX clusters priced per GPU-hour.
+
+The page has several tables. Only the one under the heading "GPU Clusters" is GPU rental: the
+"Dedicated Inference" table has the same row names ("NVIDIA HGX H100 $5.49 Contact sales") but
+prices a managed model endpoint, not a machine, so it is never read. The clusters table says
+"All prices per gpu per hour" above it; the parser checks that sentence, because the price unit
+is the whole difference between $3.99 and $31.92. Columns: "Hardware", "On-demand", then one
+column per reservation length. Reserved terms are not a market the offers table models
+(on_demand | spot), so only the on-demand column is read; its "Contact sales"/blank cells are
+rejected, never 0.
+
+Clusters come in multiples of 8 GPUs ("This must be multiple of 8", docs.together.ai/api-reference/
+gpuclusterservice/create-gpu-cluster), so each offer is one 8-GPU HGX node at the per-GPU price.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO
+
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected
+from scrapers import _html
+from scrapers.base import Fetcher, Source
+
+HOST = "www.together.ai"
+URL = f"https://{HOST}/pricing"
+SECTION = "GPU Clusters"
+UNIT_NOTE = "per gpu per hour"
+HARDWARE, ON_DEMAND = "Hardware", "On-demand"
+GPUS_PER_NODE = 8
+
+GPU_NAMES: dict[str, str] = {
+    "NVIDIA HGX H100": "H100-SXM",
+    "NVIDIA HGX H200": "H200-SXM",
+    "NVIDIA HGX B200": "B200",
+}
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    yield fetcher.get(URL)
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    what = f"Together {SECTION!r} table"
+    section = _html.heading(_html.page(body, "Together pricing page"), SECTION, "Together pricing page").parent
+    if UNIT_NOTE not in _html.text(section).casefold():
+        raise ParseError(f"{what}: the note {UNIT_NOTE!r} that states the price unit is gone")
+    headers, rows = _html.table_by_headers(section, [HARDWARE, ON_DEMAND], what)
+    hardware, on_demand = _html.column(headers, HARDWARE, what), _html.column(headers, ON_DEMAND, what)
+    for cells in _html.require(rows, f"{what} rows"):
+        name, quote = _html.text(cells[hardware]), _html.text(cells[on_demand])
+        reason = _html.not_a_price(quote)
+        if reason is not None:
+            yield Rejected("offers", (f"on_demand {reason}",), {h: _html.text(c) for h, c in zip(headers, cells, strict=True)})
+            continue
+        yield Offer(
+            provider="together",
+            offer_id=f"gpu-clusters/{name}/on_demand",
+            source=SOURCE.name,
+            instance_type=f"{name} cluster node ({GPUS_PER_NODE} GPUs)",
+            region="global",
+            market="on_demand",
+            tier=None,
+            gpu_name=name,
+            gpu_model=GPU_NAMES.get(name),
+            gpu_count=float(GPUS_PER_NODE),
+            gpu_memory_gb=None,
+            vcpus=None,
+            ram_gb=None,
+            price=_html.usd(quote),
+            price_unit="gpu_hour",
+            currency="USD",
+            availability="unknown",
+            available_count=None,
+            # An HGX board joins its 8 GPUs through NVSwitch (developer.nvidia.com/blog/introducing-
+            # nvidia-hgx-h100-...); the page states no inter-node fabric, so that stays unknown.
+            interconnect="nvswitch" if "HGX" in name.split() else None,
+            fabric=None,
+            fabric_gbps=None,
+            source_url=url,
+            scraped_at=fetched_at,
+        )
+
+
+SOURCE = Source(
+    name="together",
+    provider="together",
+    description="Together AI pricing page, GPU Clusters table: on-demand per-GPU-hour prices of 8-GPU HGX nodes (HTML)",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    docs_url="https://docs.together.ai/docs/gpu-clusters-billing",
+    gpu_targets=frozenset(GPU_NAMES.values()),
+)

@@ -1,0 +1,199 @@
+"""Vast.ai marketplace `/api/v0/bundles/` search: on-demand and interruptible offers, per host.
+
+Two searches run, one with `"type": "on-demand"` and one with `"type": "bid"`; every offer says
+`is_bid: false`, so the market comes from the query that returned it, which travels in the page
+URL (`?q=<the query as JSON>`, the GET form of the same search). On-demand offers are priced at
+`dph_base`, the compute price: `dph_total` adds the storage allocated in the query. Interruptible
+offers are priced at `min_bid`, the current lowest bid. Prices are per offer (all its GPUs).
+
+`gpu_ram` is MiB of the device as the driver reports it (24564 for a 24 GB card); it is mapped
+onto the card's nameplate, and a figure that fits no nameplate of that card is rejected.
+`num_gpus` is what the offer rents; `gpu_frac` is that share of the host's GPUs, not a fraction
+of a GPU. Each host also prices storage (`storage_cost`, USD per GB-month, charged while the
+instance exists, stopped or not) and bandwidth (`inet_up_cost` egress and `inet_down_cost`
+ingress, USD per GB). The offers table has no column for them, so they are kept in `tier` as
+`storage_usd_per_gb_month=…;egress_usd_per_gb=…;ingress_usd_per_gb=…`.
+
+Keyless searches return at most 64 offers (since 2026-06-23); with `VAST_API_KEY` the key is
+sent as a bearer token and the search is complete.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from decimal import Decimal
+from typing import IO, Any
+from urllib.parse import parse_qs, urlsplit
+
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.units import gb_from_mib
+from scrapers.base import Fetcher, Source
+
+HOST = "console.vast.ai"
+URL = f"https://{HOST}/api/v0/bundles/"
+# The vast CLI's default filters and storage (vast-ai/vast-cli `search offers`: verified, not
+# external, rentable, not rented; 5 GB allocated), cheapest first so that the keyless cap keeps
+# the cheapest offers. The market (`type`) is added per search.
+BASE_QUERY: dict[str, Any] = {
+    "verified": {"eq": True},
+    "external": {"eq": False},
+    "rentable": {"eq": True},
+    "rented": {"eq": False},
+    "num_gpus": {"gte": 1},
+    "order": [["dph_total", "asc"]],
+    "allocated_storage": 5.0,
+}
+KEYED_LIMIT = 3000  # the limit gpuhunt asks for when it wants everything (vastai.py)
+MARKETS = {"on-demand": "on_demand", "bid": "spot"}
+
+# Vast gpu_name -> {nameplate GB: canonical gpu_model}. Names as the bundles API spells them
+# (gpuhunt vastai.py GPU_MAPPING and rules; vast CLI docs); nameplates from gpu_models.csv.
+GPUS: dict[str, dict[int, str]] = {
+    "H100 SXM": {80: "H100-SXM"},
+    "H100 PCIE": {80: "H100-PCIe"},
+    "H100 NVL": {94: "H100-NVL"},
+    "H200": {141: "H200-SXM"},
+    "H200 NVL": {141: "H200-NVL"},
+    "B200": {180: "B200"},
+    "A100 SXM4": {40: "A100-SXM4-40GB", 80: "A100-SXM4-80GB"},
+    "A100 PCIE": {40: "A100-PCIe-40GB", 80: "A100-PCIe-80GB"},
+    "L40S": {48: "L40S"},
+    "L40": {48: "L40"},
+    "L4": {24: "L4"},
+    "A40": {48: "A40"},
+    "A10": {24: "A10"},
+    "Tesla T4": {16: "T4"},
+    "RTX A6000": {48: "RTX-A6000"},
+    "RTX A5000": {24: "RTX-A5000"},
+    "RTX A4000": {16: "RTX-A4000"},
+    "RTX 6000Ada": {48: "RTX-6000-Ada"},
+    "RTX 4000Ada": {20: "RTX-4000-Ada"},
+    "RTX 5090": {32: "RTX-5090"},
+    "RTX 4090": {24: "RTX-4090"},
+    "RTX 3090": {24: "RTX-3090"},
+}
+# The driver reports a little less than the nameplate (reserved memory, ECC): gpuhunt accepts 7%.
+NAMEPLATE_TOLERANCE = 0.07
+_SXM = {"H100-SXM", "H200-SXM", "B200", "A100-SXM4-40GB", "A100-SXM4-80GB"}
+
+
+def query(market: str, *, keyed: bool) -> dict[str, Any]:
+    q = {**BASE_QUERY, "type": market}
+    if keyed:
+        q["limit"] = KEYED_LIMIT
+    return q
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    headers = {"Authorization": f"Bearer {fetcher.api_key}"} if fetcher.api_key else None
+    for market in MARKETS:
+        q = query(market, keyed=bool(fetcher.api_key))
+        yield fetcher.get(URL, params={"q": json.dumps(q, separators=(",", ":"), sort_keys=True)}, headers=headers)
+
+
+def market_of(url: str) -> str:
+    """The market of a page, from the search it answers (the `q` parameter of its URL)."""
+    try:
+        q = json.loads(parse_qs(urlsplit(url).query)["q"][0])
+        return MARKETS[q["type"]]
+    except (KeyError, IndexError, ValueError, TypeError):
+        raise ParseError(f"Vast page URL does not say which search it answers (no q with type on-demand|bid): {url[:200]}") from None
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    market = market_of(url)
+    try:
+        payload = json.loads(body.read())
+    except ValueError as exc:
+        raise ParseError(f"Vast response is not JSON: {exc}") from None
+    offers = payload.get("offers") if isinstance(payload, dict) else None
+    if not isinstance(offers, list):
+        raise ParseError("Vast response lacks an offers list")
+    for offer in offers:
+        try:
+            yield _offer(offer, market, url, fetched_at)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ParseError(f"Vast offer lacks field {exc}") from None
+
+
+def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> ParseItem:
+    name: str = o["gpu_name"]
+    gpu_model, problem = _model(name, o["gpu_ram"])
+    price = o["dph_base"] if market == "on_demand" else o["min_bid"]
+    problems = [problem] if problem else []
+    if not isinstance(price, int | float) or price <= 0:
+        field = "dph_base" if market == "on_demand" else "min_bid"
+        problems.append(f"no_price: {field} {price!r}")
+    if problems:
+        return Rejected("offers", tuple(problems), o)
+    count = o["num_gpus"]
+    cores, effective = o["cpu_cores"], o["cpu_cores_effective"]
+    # cpu_ram is the host's; the offer gets the same share of it as of the cores.
+    ram_gb = gb_from_mib(o["cpu_ram"] * effective / cores) if cores and effective and o["cpu_ram"] else None
+    available = bool(o["rentable"]) and not o["rented"]
+    extras = (
+        f"storage_usd_per_gb_month={_num(o['storage_cost'])};"
+        f"egress_usd_per_gb={_num(o['inet_up_cost'])};ingress_usd_per_gb={_num(o['inet_down_cost'])}"
+    )
+    return Offer(
+        provider="vast",
+        offer_id=f"{o['id']}/{market}",
+        source=SOURCE.name,
+        instance_type=f"{count}x {name} (machine {o['machine_id']})",
+        region=o["geolocation"] or "unknown",
+        market=market,
+        tier=extras,
+        gpu_name=name,
+        gpu_model=gpu_model,
+        gpu_count=float(count),
+        gpu_memory_gb=None,
+        vcpus=float(effective) if effective else None,
+        ram_gb=ram_gb,
+        price=round(float(price), 6),
+        price_unit="instance_hour",
+        currency="USD",
+        availability="available" if available else "unavailable",
+        available_count=count if available else 0,
+        interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else None),
+        fabric=None,
+        fabric_gbps=None,
+        source_url=url,
+        scraped_at=fetched_at,
+    )
+
+
+def _model(name: str, gpu_ram_mib: float | None) -> tuple[str | None, str | None]:
+    """The canonical model for a Vast GPU name and its reported MiB, or the reason there is none."""
+    nameplates = GPUS.get(name)
+    if nameplates is None:
+        return None, f"unknown_gpu: {name!r}"
+    if not gpu_ram_mib:
+        return None, f"no_gpu_memory: gpu_ram {gpu_ram_mib!r} for {name!r}"
+    gib = gpu_ram_mib / 1024
+    for nameplate, model in nameplates.items():
+        if abs(gib - nameplate) <= nameplate * NAMEPLATE_TOLERANCE:
+            return model, None
+    return None, f"memory_mismatch: {gpu_ram_mib} MiB fits no {name!r} nameplate ({', '.join(f'{n} GB' for n in nameplates)})"
+
+
+def _num(value: float | None) -> str:
+    """A price as plain decimal text (0.00005, not 5e-05); `null` when the provider gave none."""
+    return "null" if value is None else format(Decimal(repr(float(value))), "f")
+
+
+SOURCE = Source(
+    name="vast-bundles",
+    provider="vast",
+    description="Vast.ai marketplace offers: on-demand and interruptible (bid) per-offer prices with host storage/bandwidth prices",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    api_key_env="VAST_API_KEY",
+    api_key_required=False,
+    docs_url="https://vast.ai/developers/api",
+    gpu_targets=frozenset(model for models in GPUS.values() for model in models.values()),
+)

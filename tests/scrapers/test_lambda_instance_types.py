@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+from schemas.errors import MissingApiKey, ParseError
+from scrapers import lambda_instance_types
+from scrapers.http import Fetcher, make_client
+from tests.conftest import FIXTURES
+from tests.scrapers.helpers import by_id, parse_bytes, parse_fixture, rejected
+
+BODY = "lambda/lambda-instance-types/instance-types.json"
+URL = "https://cloud.lambda.ai/api/v1/instance-types"
+
+
+def items():
+    return parse_fixture("lambda-instance-types", BODY)
+
+
+def entry(name: str) -> dict:
+    return json.loads((FIXTURES / BODY).read_text())["data"][name]
+
+
+def test_whole_record_8x_h100_sxm5():
+    assert by_id(items())["gpu_8x_h100_sxm5/us-midwest-1"] == {
+        "table": "offers",
+        "provider": "lambda",
+        "offer_id": "gpu_8x_h100_sxm5/us-midwest-1",
+        "source": "lambda-instance-types",
+        "instance_type": "gpu_8x_h100_sxm5",
+        "region": "us-midwest-1",
+        "market": "on_demand",
+        "tier": None,
+        "gpu_name": "H100",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 8.0,
+        "gpu_memory_gb": 80.0,
+        "vcpus": 208.0,
+        "ram_gb": 1932.735,  # 1800 GiB
+        "price": 23.92,
+        "price_unit": "instance_hour",
+        "currency": "USD",
+        "fx_rate_date": None,
+        "usd_per_hour": 23.92,
+        "usd_per_gpu_hour": 2.99,
+        "availability": "available",
+        "available_count": None,
+        "interconnect": "nvswitch",
+        "fabric": None,
+        "fabric_gbps": None,
+        "source_url": URL,
+        "scraped_at": datetime(2026, 11, 30, 6, 0, 5, tzinfo=UTC),
+    }
+
+
+def test_form_factors_stay_distinct_and_capacity_gives_regions():
+    ids = by_id(items())
+    assert {ids[i]["gpu_model"] for i in ("gpu_1x_h100_pcie/us-west-1", "gpu_1x_h100_sxm5/us-south-1")} == {"H100-PCIe", "H100-SXM"}
+    assert sorted(i for i in ids if i.startswith("gpu_1x_a10/")) == ["gpu_1x_a10/us-east-1", "gpu_1x_a10/us-west-1"]
+    # No capacity anywhere: the price stays visible, as unavailable in an unknown region.
+    unavailable = ids["gpu_8x_a100_80gb_sxm4/unknown"]
+    assert (unavailable["availability"], unavailable["gpu_model"], unavailable["price"]) == ("unavailable", "A100-SXM4-80GB", 14.32)
+
+
+def test_a_type_without_gpu_description_is_read_from_its_description():
+    a6000 = by_id(items())["gpu_1x_a6000/unknown"]
+    assert (a6000["gpu_model"], a6000["gpu_name"], a6000["price"]) == ("RTX-A6000", "A6000", 0.8)
+
+
+def test_rejections():
+    assert sorted((r.row["instance_type"]["name"], r.reasons) for r in rejected(items())) == [
+        ("gpu_1x_b200_sxm6", ("no_price: price_cents_per_hour 0",)),
+        # The Turing Quadro RTX 6000 is not the RTX 6000 Ada.
+        ("gpu_1x_rtx6000", ("unknown_gpu: 'RTX 6000 (24 GB)'",)),
+    ]
+
+
+def test_description_and_specs_disagreeing_on_the_gpu_count_is_rejected():
+    bad = entry("gpu_1x_h100_sxm5")
+    bad["instance_type"]["specs"]["gpus"] = 2
+    [item] = parse_bytes("lambda-instance-types", json.dumps({"data": {"x": bad}}).encode())
+    assert item.reasons == ("gpu_count_mismatch: '1x H100 (80 GB SXM5)' vs specs.gpus 2",)
+
+
+def _without(name: str, *path: str) -> bytes:
+    value = entry(name)
+    target = value
+    for key in path[:-1]:
+        target = target[key]
+    del target[path[-1]]
+    return json.dumps({"data": {name: value}}).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"error": {"code": "global/invalid-api-key", "message": "API key was invalid"}}', "lacks a data object"),
+        (json.dumps({"instance_types": {}}).encode(), "lacks a data object"),
+        (_without("gpu_1x_a10", "instance_type", "price_cents_per_hour"), "lacks field 'price_cents_per_hour'"),
+        (_without("gpu_1x_a10", "regions_with_capacity_available"), "lacks field 'regions_with_capacity_available'"),
+        (b'{"data": {', "not JSON"),
+    ],
+    ids=["api-error", "renamed-field", "missing-price", "missing-regions", "truncated"],
+)
+def test_bad_bodies_fail_the_source(body, message):
+    with pytest.raises(ParseError, match=message):
+        parse_bytes("lambda-instance-types", body)
+
+
+def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):
+    source = lambda_instance_types.SOURCE
+    with pytest.raises(MissingApiKey) as info:
+        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(500))), workdir=tmp_path, env={})
+    assert info.value.env_var == "LAMBDA_API_KEY"
+
+
+def test_fetch_sends_the_key_as_a_bearer_token_only(tmp_path):
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx.Response(200, json={"data": {}})
+
+    source = lambda_instance_types.SOURCE
+    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"LAMBDA_API_KEY": "secret_lambda"})
+    [page] = lambda_instance_types.fetch(fetcher)
+    assert sent[0].headers["Authorization"] == "Bearer secret_lambda"
+    assert page.url == URL
