@@ -93,6 +93,8 @@ def cost_command(  # type: ignore[no-untyped-def]
         typer.echo("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
     for reason, names in result.skipped.items():
         typer.echo(f"left out ({reason}): {', '.join(names)}")
+    if any(r.unknown for r in result.rows):
+        typer.echo(">= : a lower bound; the parts marked ? are not published by the provider")
     typer.echo("assumed:")
     for line in result.defaults:
         typer.echo(f"  {line}")
@@ -104,7 +106,8 @@ def _table_row(r) -> list:  # noqa: ANN001 - a CostRow
         return "?" if value is None else f"{value:.2f}"
 
     return [r.provider, r.offer_id, f"{r.gpus} x {r.gpu_model}", f"{r.hours:.2f}", usd(r.compute_usd),
-            usd(r.storage_usd), usd(r.egress_usd), usd(r.spot_overhead_usd), usd(r.total_usd), r.availability,
+            usd(r.storage_usd), usd(r.egress_usd), usd(r.spot_overhead_usd),
+            (">=" if r.unknown and r.unknown != ("billing increment",) else "") + usd(r.total_usd), r.availability,
             spot_note, ", ".join(r.unknown) or "-"]  # fmt: skip
 
 

@@ -66,6 +66,7 @@ class CostRow:
     interruption_basis: str | None  # spot rows: where the interruption rate comes from
     interruption_label: str | None
     expected_interruptions: float | None
+    assumptions: tuple[str, ...] = ()  # what the time model assumed for this configuration
     lines: tuple[str, ...] = field(default=(), repr=False)
 
     def as_json(self) -> dict[str, Any]:
@@ -73,6 +74,7 @@ class CostRow:
         for key in ("hours", "compute_usd", "storage_usd", "egress_usd", "spot_overhead_usd", "total_usd", "tokens_per_s"):
             out[key] = None if out[key] is None else round(out[key], 4)
         out["unknown"] = list(self.unknown)
+        out["assumptions"] = list(self.assumptions)
         return out
 
 
@@ -118,7 +120,6 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
     training_tokens = options.tokens * options.epochs
     factors = load_factors()
     skipped: dict[str, set[str]] = defaultdict(set)
-    assumptions: dict[str, None] = {}
     rows: list[CostRow] = []
     for row in candidates:
         reason = _unusable(row, settings, terms)
@@ -129,12 +130,13 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
         if priced is None:
             skipped[f"no {settings.precision} TFLOPS figure"].add(row["gpu_model"])
             continue
-        rows.append(priced[0])
-        assumptions.update(dict.fromkeys(priced[1]))
+        rows.append(priced)
     rows.sort(key=lambda r: (r.total_usd, r.hours, r.provider, r.offer_id))
+    shown = rows[: options.top]
     sizes = job_sizes(model_shape(arch, settings), settings, options.tokens, options.dataset_gb)
+    assumptions = dict.fromkeys(a for r in shown for a in r.assumptions)
     return CostResult(
-        rows=rows[: options.top] if options.top else rows,
+        rows=shown,
         sizes=sizes,
         training_tokens=training_tokens,
         defaults=defaults(options, sizes) + list(assumptions),
@@ -155,8 +157,8 @@ def _unusable(row: dict[str, Any], settings: TrainSettings, terms: Terms) -> str
 
 def _price(
     row: dict[str, Any], arch: ModelArch, settings: TrainSettings, options: CostOptions, terms: Terms, factors: Factors
-) -> tuple[CostRow, tuple[str, ...]] | None:
-    """One configuration's job cost and the throughput assumptions it made; None without a TFLOPS figure."""
+) -> CostRow | None:
+    """One configuration's job cost; None when its GPU has no TFLOPS figure."""
     provider, offer_id = row["provider"], row["offer_id"]
     gpu = terms.gpus.get(row["gpu_model"])
     fabric = terms.fabric_gbps.get((provider, offer_id), terms.fabric_gbps_per_node.get(provider))
@@ -191,9 +193,10 @@ def _price(
         storage_usd=cost.storage_usd, egress_usd=cost.egress_usd, spot_overhead_usd=cost.spot_overhead_usd,
         total_usd=cost.total_usd, availability=row["availability"], unknown=cost.unknown,
         interruption_basis=risk.basis if risk else None, interruption_label=risk.label if risk else None,
-        expected_interruptions=cost.expected_interruptions if risk else None, lines=head + cost.lines,
+        expected_interruptions=cost.expected_interruptions if risk else None, assumptions=tp.assumptions,
+        lines=head + cost.lines,
     )  # fmt: skip
-    return cost_row, tp.assumptions
+    return cost_row
 
 
 def defaults(options: CostOptions, sizes: JobSizes) -> list[str]:
@@ -226,7 +229,7 @@ def save_job_costs(
     con.begin()
     try:
         for rank, row in enumerate(result.rows, start=1):
-            values = {k: v for k, v in row.__dict__.items() if k not in ("lines", "interruption_label")}
+            values = {k: v for k, v in row.__dict__.items() if k not in ("lines", "interruption_label", "assumptions")}
             values["unknown"] = list(row.unknown)
             con.execute(sql, {**values, "run_at": run_at, "model": arch.name, "method": settings.method,
                               "training_tokens": result.training_tokens, "rank": rank, "options": recorded})  # fmt: skip
