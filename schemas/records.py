@@ -51,6 +51,11 @@ class Offer:
     usd_per_hour: float | None = None
     usd_per_gpu_hour: float | None = None
     fx_rate_date: date | None = None  # the exchange rate's date; None for prices quoted in USD
+    # Marketplace hosts price their own disk and bandwidth; None where the provider's terms apply.
+    storage_usd_per_gb_month: float | None = None  # this offer's persistent disk, USD per GB-month
+    egress_usd_per_gb: float | None = None  # download from the instance, USD per GB
+    ingress_usd_per_gb: float | None = None  # upload to the instance, USD per GB
+    price_excludes: str | None = None  # what the price leaves out, priced: "vcpu 0.003/h; ram 0.002/GB-h"
 
     def as_row(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,7 +18,7 @@ import duckdb
 
 from gpucat.cost.jobcost import JobSpec, Offer, job_cost, tiers_from_rows
 from gpucat.cost.sizes import BYTES_PER_TOKEN_OF_TEXT, CHECKPOINTS_KEPT, JobSizes, job_sizes
-from gpucat.cost.terms import Terms, hardware_for_row, load_terms, spot_defaults, spot_risk
+from gpucat.cost.terms import Terms, hardware_for_row, load_terms, offer_egress, offer_storage, spot_defaults, spot_risk
 from gpucat.cost.throughput import DEFAULT_FABRIC_GBITPS, PCIE_GBPS, Factors, load_factors, model_shape, throughput
 from gpucat.fit import FitOptions, fit
 from gpucat.memory import ModelArch, TrainSettings
@@ -176,9 +176,11 @@ def _price(
         restart_h=options.restart_h, checkpoint_write_gbps=options.checkpoint_write_gbps,
     )  # fmt: skip
     risk = spot_risk(row, terms) if row["market"] == "spot" else None
-    egress = tiers_from_rows(terms.egress[provider]) if provider in terms.egress else None
+    # A host's own storage and bandwidth prices (marketplaces) come before the provider's terms.
+    egress = offer_egress(row) or (tiers_from_rows(terms.egress[provider]) if provider in terms.egress else None)
+    storage = offer_storage(row) or terms.storage.get(provider, [])
     offer = Offer(float(row["usd_per_hour_total"]), int(row["nodes"]), row["market"])
-    cost = job_cost(job, offer, terms.billing.get(provider), terms.storage.get(provider, []), egress, risk)
+    cost = job_cost(job, offer, terms.billing.get(provider), storage, egress, risk)
     head = (
         f"{provider} {offer_id}: {hw.gpus} x {hw.gpu_model} ({row['nodes']} node(s), {row['market']})",
         f"throughput: {tp.tokens_per_s:,.0f} tokens/s ({tp.flops_per_token / 1e9:.1f} GFLOP/token, utilization "

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from gpucat.cost.jobcost import BillingTerms, SpotRisk, StorageTerms, interruptions_per_hour_from_band
+from gpucat.cost.jobcost import BillingTerms, EgressTerms, EgressTier, SpotRisk, StorageTerms, interruptions_per_hour_from_band
 from gpucat.cost.throughput import Hardware
 from schemas.errors import UserInputError
 from warehouse.db import query_sql
@@ -85,6 +85,18 @@ def load_terms(con: duckdb.DuckDBPyConnection) -> Terms:
         gpus={r["gpu_model"]: r for r in _rows(con, "cost_gpus")},
         fabric_gbps={(r["provider"], r["offer_id"]): float(r["fabric_gbps"]) for r in _rows(con, "cost_fabric")},
     )
+
+
+def offer_storage(row: dict[str, Any]) -> list[StorageTerms]:
+    """A marketplace host's own disk price, when the offer carries one (it bills stopped or not)."""
+    price = row.get("storage_usd_per_gb_month")
+    return [] if price is None else [StorageTerms("the host's disk (per offer)", float(price), float(price))]
+
+
+def offer_egress(row: dict[str, Any]) -> EgressTerms | None:
+    """A marketplace host's own download price, when the offer carries one: one flat tier."""
+    price = row.get("egress_usd_per_gb")
+    return None if price is None else EgressTerms(tiers=(EgressTier(0.0, None, float(price)),))
 
 
 def hardware_for_row(row: dict[str, Any], gpu: dict[str, Any], precision: str, fabric_gbps: float | None) -> Hardware | None:
