@@ -85,8 +85,24 @@ class Rejected:
     row: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """Rows a parser set aside because they are not what the source collects (a CPU-only VM in a
+    price list of every VM). Counted per reason into `scrape_runs.rows_skipped`, never stored and
+    never rejected, so they do not bury real failures; `examples` names a few of them."""
+
+    table: ClassVar[str] = "skipped"
+
+    reason: str
+    count: int
+    examples: tuple[str, ...] = ()
+
+    def as_row(self) -> dict[str, Any]:
+        return {"reason": self.reason, "count": self.count, "examples": list(self.examples)}
+
+
 Record = Offer | InterruptionRate
-ParseItem = Offer | InterruptionRate | Rejected
+ParseItem = Offer | InterruptionRate | Rejected | Skipped
 RECORD_TYPES: dict[str, type[Offer] | type[InterruptionRate]] = {Offer.table: Offer, InterruptionRate.table: InterruptionRate}
 
 
