@@ -95,10 +95,11 @@ class Skipped:
 
     reason: str
     count: int
-    examples: tuple[str, ...] = ()
+    examples: tuple[str, ...]
+    source_url: str  # the page that held them
 
     def as_row(self) -> dict[str, Any]:
-        return {"reason": self.reason, "count": self.count, "examples": list(self.examples)}
+        return {"reason": self.reason, "count": self.count, "examples": list(self.examples), "source_url": self.source_url}
 
 
 Record = Offer | InterruptionRate

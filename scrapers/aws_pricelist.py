@@ -98,7 +98,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         # AWS ends every line, the last one included, with LF: a cut line means a cut file.
         raise ParseError("AWS price list is truncated: the last line has no line end")
     if not_gpu:
-        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5])
+        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
 
 
 def _read_header(text: IO[str]) -> list[str]:

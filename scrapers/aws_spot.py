@@ -62,7 +62,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     except (KeyError, TypeError) as exc:
         raise ParseError(f"spot feed is not in the expected shape: missing {exc}") from None
     if not_gpu:
-        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5])
+        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
 
 
 def _offer(region: str, size: dict[str, Any], decoded: _aws.Decoded, currency: str, url: str, fetched_at: datetime) -> ParseItem | None:

@@ -79,7 +79,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         elif offer is not None:
             yield offer
     if not_gpu:
-        yield Skipped("not_gpu: not a GPU VM size", len(not_gpu), tuple(sorted(set(not_gpu)))[:5])
+        yield Skipped("not_gpu: not a GPU VM size", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
 
 
 def _in_scope(item: dict[str, Any]) -> bool:

@@ -1,5 +1,5 @@
 -- Per source: its latest run, its latest successful run, and what it could not map.
--- unknown_gpus: distinct GPU names of `unknown_gpu` rejections in the latest run;
+-- unknown_gpus: distinct names of `unknown_gpu` and `unknown_gpu_count` rejections in the latest run;
 -- unmapped_rows: rejected rows of that run whose reason is any `unknown_*` (GPU, GPU count,
 -- instance type): offers lost for want of a mapping. rows_skipped (out-of-scope rows such as
 -- CPU-only VMs, migration 006) are counted apart so they never hide those.
@@ -19,8 +19,8 @@ unknown AS (
     FROM rejected_rows AS r
     JOIN last USING (run_id),
          unnest(r.reasons) AS t(reason),
-         LATERAL (SELECT regexp_extract(reason, '^unknown_gpu: ''?(.*?)''?$', 1) AS name)
-    WHERE reason LIKE 'unknown_gpu:%'
+         LATERAL (SELECT regexp_extract(reason, '^unknown_gpu(?:_count)?: ''?(.*?)''?$', 1) AS name)
+    WHERE reason LIKE 'unknown_gpu:%' OR reason LIKE 'unknown_gpu_count:%'
     GROUP BY r.source
 ),
 unmapped AS (
