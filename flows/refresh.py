@@ -109,6 +109,7 @@ def _summary_row(run: RunRecord) -> dict[str, Any]:
         "rows_fetched": run.rows_fetched,
         "rows_valid": run.rows_valid,
         "rows_rejected": run.rows_rejected,
+        "rows_skipped": run.rows_skipped,
         "duration_s": round(duration, 2) if duration is not None else None,
         "error": run.error,
     }

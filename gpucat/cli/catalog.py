@@ -78,7 +78,7 @@ def refresh(
     if as_json:
         echo_json({"state": state.type.value, "message": state.message, "sources": summary})
     else:
-        columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "duration_s", "error"]
+        columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "rows_skipped", "duration_s", "error"]
         print_table(columns, [[row[c] for c in columns] for row in summary], title=f"refresh: {state.message}")
     if any(row["status"] == "failed" for row in summary):
         raise typer.Exit(1)
