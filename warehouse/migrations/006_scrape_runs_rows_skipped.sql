@@ -2,4 +2,6 @@
 -- VM size, a non-GPU instance type in the spot feed): counted per run, never stored, never
 -- rejected. `rejected_rows` then holds only what could not be trusted or mapped, so an unknown
 -- GPU is not buried under noise. rows_fetched does not include them.
-ALTER TABLE scrape_runs ADD COLUMN rows_skipped INTEGER NOT NULL DEFAULT 0;
+-- IF NOT EXISTS (which DuckDB allows only without NOT NULL): a database whose scrape_runs was
+-- already rebuilt with this column (migration 007) may apply this one after it.
+ALTER TABLE scrape_runs ADD COLUMN IF NOT EXISTS rows_skipped INTEGER DEFAULT 0;
