@@ -13,7 +13,7 @@ MARKETS = ["on_demand", "spot"]
 AVAILABILITY = ["available", "unavailable", "unknown"]
 PRICE_UNITS = ["instance_hour", "gpu_hour"]
 # Within one machine: how GPUs talk to each other.
-INTERCONNECTS = ["nvswitch", "nvlink", "nvlink_bridge", "pcie", "infinity_fabric", "ici"]
+INTERCONNECTS = ["nvswitch", "nvlink", "nvlink_bridge", "pcie", "infinity_fabric", "ici", "neuronlink"]
 # Between machines: what a multi-node job runs over. NULL = not supported for multi-node training.
 FABRICS = ["efa", "infiniband", "roce", "ici"]
 # No accelerator rents for more than this per GPU-hour; above it a unit is wrong (monthly, cents).

@@ -109,8 +109,25 @@ class Rejected:
     row: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """Rows a parser set aside because they are not what the source collects (a CPU-only VM in a
+    price list of every VM). Counted per reason into `scrape_runs.rows_skipped`, never stored and
+    never rejected, so they do not bury real failures; `examples` names a few of them."""
+
+    table: ClassVar[str] = "skipped"
+
+    reason: str
+    count: int
+    examples: tuple[str, ...]
+    source_url: str  # the page that held them
+
+    def as_row(self) -> dict[str, Any]:
+        return {"reason": self.reason, "count": self.count, "examples": list(self.examples), "source_url": self.source_url}
+
+
 Record = Offer | InterruptionRate | ExchangeRate
-ParseItem = Offer | InterruptionRate | ExchangeRate | Rejected
+ParseItem = Offer | InterruptionRate | ExchangeRate | Rejected | Skipped
 RECORD_TYPES: dict[str, type[Offer] | type[InterruptionRate] | type[ExchangeRate]] = {
     Offer.table: Offer,
     InterruptionRate.table: InterruptionRate,

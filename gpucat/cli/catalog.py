@@ -77,7 +77,7 @@ def refresh(
     if as_json:
         echo_json({"state": state_name, "message": message, "sources": summary})
     else:
-        columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "duration_s", "error"]
+        columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "rows_skipped", "duration_s", "error"]
         print_table(columns, [[row[c] for c in columns] for row in summary], title=f"refresh: {message}")
     if any(row["status"] == "failed" for row in summary):
         raise typer.Exit(1)
@@ -173,7 +173,7 @@ def sources(
 @app.command()
 @handle_errors
 def status(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Per source: last run, its age and status, rows loaded and rejected, unknown GPU names.
+    """Per source: last run, its age and status, rows loaded, rejected and skipped, unmapped GPUs.
 
     Also flags provider terms (billing, storage, egress) last verified more than 180 days ago.
     """
@@ -188,12 +188,12 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     if as_json:
         echo_json(rows)
         return
-    columns = ["source", "status", "last run", "age", "last ok", "rows", "rejected", "unknown GPUs", "error", "terms"]
+    columns = ["source", "status", "last run", "age", "last ok", "rows", "rejected", "skipped", "unmapped", "unknown GPUs", "error", "terms"]
     print_table(
         columns,
         [
             [r["source"], r["status"], r.get("last_run_at"), age(r.get("age_s")), r.get("last_ok_at"), r.get("rows_valid"),
-             r.get("rows_rejected"), r.get("unknown_gpus"), r.get("error"),
+             r.get("rows_rejected"), r.get("rows_skipped"), r.get("unmapped_rows"), r.get("unknown_gpus"), r.get("error"),
              f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"]
             for r in rows
         ],
@@ -288,8 +288,9 @@ def parse(
 ) -> None:
     """Print the normalized records of saved response bodies as JSON lines.
 
-    Each line has a `table` field: the destination table (e.g. `offers`), or `rejected_rows`
-    with the reasons for a row that would be rejected. URL and fetch time come from the
+    Each line has a `table` field: the destination table (e.g. `offers`), `rejected_rows`
+    with the reasons for a row that would be rejected, or `skipped` with how many rows a page
+    held that are not GPU offers (counted, never stored). URL and fetch time come from the
     capture manifest when the file lives in a capture directory.
     """
     from gpucat import pipeline

@@ -85,6 +85,8 @@ def test_status_counts_and_unknown_gpus_match_the_sources_own_parse(catalog_db, 
     unknown = sorted({r.reasons[0].split(": ", 1)[1].strip("'") for r in rejected if r.reasons[0].startswith("unknown_gpu")})
     assert (row["rows_valid"], row["rows_rejected"]) == (sum(b.frame.height for b in batch.batches), len(rejected))
     assert row["unknown_gpus"] == unknown
+    assert row["rows_skipped"] == batch.skipped
+    assert row["unmapped_rows"] == len([r for r in rejected if any(x.startswith("unknown_") for x in r.reasons)])
 
 
 def test_sql_formats(catalog_db):
