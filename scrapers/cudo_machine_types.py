@@ -9,7 +9,8 @@ out. The offer's instance type spells the configuration out.
 
 Stock is live: `maxGpuFree` is the most GPUs free on one host. Offers are made for 1, 2, 4 and 8
 GPUs up to that number (a 1-GPU offer, `unavailable`, when none is free); `available_count` is
-`maxGpuFree`. A zero GPU price is a placeholder and is rejected. CPU-only types are skipped.
+`maxGpuFree` (vCPU and RAM stock are not checked). A zero GPU price is a placeholder and is
+rejected. CPU-only types are skipped.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ The public cetools products list (`{"lastUpdated": …, "items": [...]}`, no key
 capacity by part number ("GPU Per Hour"), not by shape. A reviewed table below says which
 shapes each part bills and what those shapes hold; a shape's price is the part's rate times its
 GPU count. OCI prices are the same in every commercial region and Oracle publishes no stock, so
-each offer is `region="global"` with availability `unknown`. None of the reviewed shapes is
-offered as preemptible (shapes.json `allowPreemptible` is false for them), so there is no spot.
+each offer is `region="global"` with availability `unknown`. There is no spot offer: OCI's
+preemptible capacity is half price, but only on shapes that allow it, and SkyPilot's catalog
+(built from the estimator's `allowPreemptible`) lists no preemptible price for any shape below.
 
 Not rental offers, skipped: parts that are not billed per GPU-hour (OCPU, memory, storage…),
 NVIDIA AI Enterprise licences (same category and metric as the rentals), and VMware,
@@ -42,7 +43,7 @@ class Shape:
     gpu_count: int
     gpu_memory_gb: float
     vcpus: float  # OCPUs x 2 on x86, x 1 on Arm (Grace)
-    ram_gb: float
+    ram_gb: float  # as OCI states it ("GB"); the catalog above calls the same figures GiB
     interconnect: str | None
 
 

@@ -34,6 +34,8 @@ MAX_PAGES = 20
 # Cloud GPU `gpu_type` -> canonical model, and the memory of one whole card as Vultr counts it in
 # `gpu_vram_gb` (a B200 plan with 1536 GB is 8 cards). Reviewed 2026-12 against plan ids and
 # memory in Vultr's plan list (fixtures/vultr/vultr-plans/plans.json) and gpuhunt providers/vultr.py.
+# Only "NVIDIA_A100" is seen verbatim in a public sample; the others follow its pattern (the AMD
+# ones from a public client that strips an "amd_" prefix) and are unverified.
 GPU_TYPES: dict[str, tuple[str, float]] = {
     "NVIDIA_A16": ("A16", 16),
     "NVIDIA_A40": ("A40", 48),
@@ -115,9 +117,9 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
 
 def _cloud_plan(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     plan_id = plan["id"]
-    if plan["type"] not in ("vcg", "vdm") and not plan.get("gpu_type"):
+    if not plan_id.startswith("vcg-") and not plan.get("gpu_type"):
         return  # vc2, vhf, vhp, voc…: CPU plans
-    gpu_type = plan["gpu_type"]
+    gpu_type = plan["gpu_type"]  # a vcg- plan without it means the field was renamed
     mapped = GPU_TYPES.get(gpu_type) or GPU_TYPES_HGX_ONLY.get(gpu_type)
     if mapped is None:
         yield Rejected("offers", (f"unknown_gpu: {gpu_type!r}",), plan)
