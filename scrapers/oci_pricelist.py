@@ -92,6 +92,9 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     items = payload.get("items") if isinstance(payload, dict) else None
     if not isinstance(items, list):
         raise ParseError("OCI price list lacks an `items` list")
+    # Single non-GPU parts may lack a metric; none having one means the field was renamed.
+    if items and not any(isinstance(item, dict) and "metricName" in item for item in items):
+        raise ParseError("OCI price list items have no `metricName`")
     for item in items:
         try:
             yield from _item(item, url, fetched_at)
@@ -101,10 +104,10 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
 
 
 def _item(item: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    part, name = item["partNumber"], item["displayName"]
-    if item["metricName"] != GPU_METRIC:
+    if item.get("metricName") != GPU_METRIC:
         return  # OCPU, memory, storage, per-node and per-day parts: not GPU-hour rentals
-    if _NOT_RENTAL.search(name) or _NOT_RENTAL.search(item["serviceCategory"]):
+    part, name = item["partNumber"], item["displayName"]
+    if _NOT_RENTAL.search(name) or _NOT_RENTAL.search(item.get("serviceCategory") or ""):
         return
     shapes = PART_SHAPES.get(part)
     if shapes is None:

@@ -144,6 +144,10 @@ def test_parts_without_one_positive_hourly_rate_are_rejected(prices, reason):
     assert isinstance(result, Rejected) and result.reasons == (reason,)
 
 
+def test_a_part_without_a_metric_is_not_a_gpu_rental():
+    assert [o["instance_type"] for o in parse_bytes("oci-pricelist", body({"partNumber": "B1", "displayName": "Free tier"}, item()))] == ["BM.GPU.H100.8"]
+
+
 def test_a_non_usd_localization_is_not_read_as_usd():
     eur = item()
     eur["currencyCodeLocalizations"] = [{"currencyCode": "EUR", "prices": [{"model": "PAY_AS_YOU_GO", "value": 9.3}]}]
@@ -155,12 +159,13 @@ def test_a_non_usd_localization_is_not_read_as_usd():
     ("payload", "message"),
     [
         (json.dumps({"lastUpdated": "x", "products": []}).encode(), "lacks an `items` list"),
-        (body({k: v for k, v in item().items() if k != "metricName"}), r"'B98415' is malformed: KeyError\('metricName'\)"),
+        (body({("metric" if k == "metricName" else k): v for k, v in item().items()}), "no `metricName`"),
+        (body({k: v for k, v in item().items() if k != "displayName"}), r"'B98415' is malformed: KeyError\('displayName'\)"),
         (body({("currencyCodeLocalisations" if k == "currencyCodeLocalizations" else k): v for k, v in item().items()}), "KeyError"),
         (body(item(prices=[{"model": "PAY_AS_YOU_GO", "value": "ten"}])), "ValueError"),
         (b'{"lastUpdated": "2026-08-14", "items": [', "not JSON"),
     ],
-    ids=["renamed-envelope", "missing-metric", "renamed-localizations", "non-numeric-price", "truncated"],
+    ids=["renamed-envelope", "renamed-metric", "missing-name", "renamed-localizations", "non-numeric-price", "truncated"],
 )
 def test_bad_bodies_fail_the_source(payload, message):
     with pytest.raises(ParseError, match=message):
