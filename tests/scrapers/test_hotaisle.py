@@ -59,6 +59,11 @@ def test_whole_record_one_mi300x_priced_in_cents():
         "price": 1.99,  # OnDemandPrice 199 cents
         "price_unit": "instance_hour",
         "currency": "USD",
+        "fx_rate_date": None,
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
         "usd_per_hour": 1.99,
         "usd_per_gpu_hour": 1.99,
         "availability": "available",
