@@ -285,13 +285,18 @@ def sql(
 def parse(
     source: Annotated[str, typer.Argument(help="Source name, e.g. aws-pricelist, aws-spot, azure-retail.")],
     files: Annotated[list[Path], typer.Argument(help="Saved response bodies, in the endpoint's own format.")],
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="Convert non-USD prices with this warehouse's exchange rates (default: none loaded).", show_default=False),
+    ] = None,
 ) -> None:
     """Print the normalized records of saved response bodies as JSON lines.
 
     Each line has a `table` field: the destination table (e.g. `offers`), `rejected_rows`
     with the reasons for a row that would be rejected, or `skipped` with how many rows a page
     held that are not GPU offers (counted, never stored). URL and fetch time come from the
-    capture manifest when the file lives in a capture directory.
+    capture manifest when the file lives in a capture directory. Prices in another currency
+    than USD need rates: pass --db to use a warehouse's (else they show as `no_exchange_rate`).
     """
     from gpucat import pipeline
     from scrapers import get_source
@@ -299,7 +304,13 @@ def parse(
 
     chosen = get_source(source)
     pages = pipeline.pages_from_files(files)
-    for item in pipeline.parse_source(chosen, pages):
+    rates = pipeline.NO_RATES
+    if db is not None:
+        from warehouse.db import connect
+
+        with connect(db, read_only=True) as con:
+            rates = pipeline.exchange_rates(con)
+    for item in pipeline.parse_source(chosen, pages, rates):
         if isinstance(item, Rejected):
             line: dict[str, Any] = {"table": "rejected_rows", "source": chosen.name, "table_name": item.table, "reasons": list(item.reasons), "row": item.row}
         else:
