@@ -1,5 +1,5 @@
--- Marketplace hosts price their own disk and bandwidth (Vast), and some prices cover only the
--- GPU (TensorDock): four offer columns say so instead of packing it into `tier`.
+-- Marketplace hosts price their own disk and bandwidth, and some per-GPU prices cover only the
+-- GPU (vCPU, RAM and disk extra): four offer columns say so instead of packing it into `tier`.
 ALTER TABLE offer_versions ADD COLUMN storage_usd_per_gb_month DOUBLE;
 
 ALTER TABLE offer_versions ADD COLUMN egress_usd_per_gb DOUBLE;

@@ -1,7 +1,7 @@
 -- Storage a fine-tuning job can keep its dataset and checkpoints on: kinds that survive a stop or
 -- a terminate and have a published price. After the run the data is kept on the stopped instance
 -- (at the stopped rate where one is published) unless it survives a terminate. Several prices for
--- one kind (RunPod's network volume: $0.07 up to 1 TB, $0.05 above) carry no size bounds in
+-- one kind (a network volume priced lower above 1 TB, say) carry no size bounds in
 -- storage_terms, so the highest is used: what a job's first GB pays.
 SELECT provider, kind, string_agg(product, ' / ' ORDER BY product) AS product,
        max(usd_per_gb_month) AS usd_per_gb_month,
