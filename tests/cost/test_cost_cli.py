@@ -113,7 +113,7 @@ def test_sql_view_shows_the_same_numbers(cost_db):
     [
         (["--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "-5M"], "--tokens must be positive"),
         (["--model", "llama-9-unknown", "--method", "qlora", "--tokens", "5M", "--offline"], "llama-9-unknown"),
-        ([*QLORA_8B, "--provider", "cudo"], "provider 'cudo' has no published billing, storage or egress terms"),
+        ([*QLORA_8B, "--provider", "seeweb"], "provider 'seeweb' has no published billing, storage or egress terms"),
         ([*QLORA_8B, "--provider", "nosuchcloud"], "provider 'nosuchcloud' has no published"),
         ([*QLORA_8B, "--spot", "--on-demand"], "exclude each other"),
         ([*QLORA_8B, "--epochs", "0"], "--epochs must be positive"),
