@@ -13,7 +13,7 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from schemas import evidence
+from schemas.sourced import Sourced
 from schemas.reference import REFERENCE_DIR
 
 CSV = REFERENCE_DIR / "terms" / "egress_terms.csv"
@@ -23,7 +23,7 @@ ORIGINAL_UNITS = ["GB", "GiB"]
 FIGURES = ("from_gb", "to_gb", "usd_per_gb", "original_price", "free_allowance_gb_month")
 
 
-class EgressTerms(pa.DataFrameModel):
+class EgressTerms(Sourced):
     provider: str = pa.Field(str_matches=r"^[a-z0-9-]+$")
     scope: str = pa.Field(isin=SCOPES, description="where the data goes")
     tier: int = pa.Field(ge=1)
@@ -33,30 +33,6 @@ class EgressTerms(pa.DataFrameModel):
     original_price: Optional[float] = pa.Field(nullable=True, ge=0, description="USD per original_unit as published")
     original_unit: Optional[str] = pa.Field(nullable=True, isin=ORIGINAL_UNITS)
     free_allowance_gb_month: Optional[float] = pa.Field(nullable=True, ge=0)
-    source_url: str = pa.Field(str_startswith="https://")
-    verified_on: str = pa.Field(str_matches=evidence.ISO_DATE, description="day the figures were checked against source_url (YYYY-MM-DD)")
-    evidence: Optional[str] = pa.Field(nullable=True)
-    notes: Optional[str] = pa.Field(nullable=True)
-
-    @pa.dataframe_check(description="provider, scope and tier are unique")
-    def key_unique(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select((~pl.struct(list(KEY)).is_duplicated()).alias("ok"))
-
-    @pa.dataframe_check(description="evidence is `columns: \"quote\" <https://url>` segments joined by ' || '")
-    def evidence_well_formed(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.evidence_well_formed())
-
-    @pa.dataframe_check(description="every non-null figure is named by an evidence segment")
-    def figures_quoted(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.figures_quoted(FIGURES))
-
-    @pa.dataframe_check(description="a row without evidence says in notes what was not found")
-    def unsourced_rows_explained(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.unsourced_rows_explained())
-
-    @pa.dataframe_check(description="verified_on is not in the future")
-    def verified_on_plausible(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.verified_on_plausible())
 
     @pa.dataframe_check(description="a tier starts below where it ends")
     def tier_ordered(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -78,3 +54,4 @@ class EgressTerms(pa.DataFrameModel):
     class Config:
         strict = True
         coerce = True
+        metadata = {"key": KEY, "figures": FIGURES}

@@ -11,7 +11,7 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from schemas import evidence
+from schemas.sourced import Sourced
 from schemas.reference import REFERENCE_DIR
 from schemas.offers import FABRICS, PRICE_UNITS
 
@@ -27,7 +27,7 @@ FIGURES = (
 )
 
 
-class ProviderTerms(pa.DataFrameModel):
+class ProviderTerms(Sourced):
     provider: str = pa.Field(unique=True, str_matches=r"^[a-z0-9-]+$")
     display_name: str = pa.Field(str_length={"min_value": 1})
     billing_increment_s: Optional[int] = pa.Field(nullable=True, gt=0, description="compute is billed in steps of this many seconds")
@@ -44,26 +44,6 @@ class ProviderTerms(pa.DataFrameModel):
     fabric: Optional[str] = pa.Field(nullable=True, isin=FABRICS)
     fabric_gbps_per_node: Optional[float] = pa.Field(nullable=True, gt=0, description="inter-node bandwidth, Gbit/s")
     price_basis: Optional[str] = pa.Field(nullable=True, isin=PRICE_BASES)
-    source_url: str = pa.Field(str_startswith="https://")
-    verified_on: str = pa.Field(str_matches=evidence.ISO_DATE, description="day the figures were checked against source_url (YYYY-MM-DD)")
-    evidence: Optional[str] = pa.Field(nullable=True)
-    notes: Optional[str] = pa.Field(nullable=True)
-
-    @pa.dataframe_check(description="evidence is `columns: \"quote\" <https://url>` segments joined by ' || '")
-    def evidence_well_formed(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.evidence_well_formed())
-
-    @pa.dataframe_check(description="every non-null figure is named by an evidence segment")
-    def figures_quoted(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.figures_quoted(FIGURES))
-
-    @pa.dataframe_check(description="a row without evidence says in notes what was not found")
-    def unsourced_rows_explained(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.unsourced_rows_explained())
-
-    @pa.dataframe_check(description="verified_on is not in the future")
-    def verified_on_plausible(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.verified_on_plausible())
 
     @pa.dataframe_check(description="spot notice and disk fate only where spot is offered")
     def spot_details_need_spot(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -83,3 +63,4 @@ class ProviderTerms(pa.DataFrameModel):
     class Config:
         strict = True
         coerce = True
+        metadata = {"key": KEY, "figures": FIGURES}

@@ -13,7 +13,7 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from schemas import evidence
+from schemas.sourced import Sourced
 from schemas.reference import REFERENCE_DIR
 
 CSV = REFERENCE_DIR / "terms" / "storage_terms.csv"
@@ -30,7 +30,7 @@ FIGURES = (
 )
 
 
-class StorageTerms(pa.DataFrameModel):
+class StorageTerms(Sourced):
     provider: str = pa.Field(str_matches=r"^[a-z0-9-]+$")
     kind: str = pa.Field(isin=KINDS)
     product: str = pa.Field(str_length={"min_value": 1}, description="the provider's name for it")
@@ -44,30 +44,6 @@ class StorageTerms(pa.DataFrameModel):
     billed_while_stopped: Optional[bool] = pa.Field(nullable=True)
     max_size_gb: Optional[float] = pa.Field(nullable=True, gt=0)
     read_throughput_mb_s: Optional[float] = pa.Field(nullable=True, gt=0, description="published read throughput, MB/s (10^6 bytes)")
-    source_url: str = pa.Field(str_startswith="https://")
-    verified_on: str = pa.Field(str_matches=evidence.ISO_DATE, description="day the figures were checked against source_url (YYYY-MM-DD)")
-    evidence: Optional[str] = pa.Field(nullable=True)
-    notes: Optional[str] = pa.Field(nullable=True)
-
-    @pa.dataframe_check(description="provider, kind and product are unique")
-    def key_unique(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select((~pl.struct(list(KEY)).is_duplicated()).alias("ok"))
-
-    @pa.dataframe_check(description="evidence is `columns: \"quote\" <https://url>` segments joined by ' || '")
-    def evidence_well_formed(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.evidence_well_formed())
-
-    @pa.dataframe_check(description="every non-null figure is named by an evidence segment")
-    def figures_quoted(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.figures_quoted(FIGURES))
-
-    @pa.dataframe_check(description="a row without evidence says in notes what was not found")
-    def unsourced_rows_explained(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.unsourced_rows_explained())
-
-    @pa.dataframe_check(description="verified_on is not in the future")
-    def verified_on_plausible(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.verified_on_plausible())
 
     @pa.dataframe_check(description="an original price has its currency and unit; a USD price has its original")
     def original_price_complete(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -98,3 +74,4 @@ class StorageTerms(pa.DataFrameModel):
     class Config:
         strict = True
         coerce = True
+        metadata = {"key": KEY, "figures": FIGURES}
