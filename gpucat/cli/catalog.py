@@ -13,7 +13,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, fail, handle_errors
-from gpucat.cli._render import age, err_console, print_csv, print_json_records, print_table
+from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, err_console, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
 
 DbOption = Annotated[
@@ -55,7 +55,10 @@ def refresh(
     from scrapers.capture import read_manifest
     from warehouse.db import db_path
 
+    from gpucat.suggest import check_sources_or_providers
+
     names = _split(providers)
+    check_sources_or_providers(names)
     sources = select_sources(names or None)  # unknown names fail here, before anything starts
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line
@@ -149,6 +152,7 @@ class _ProgressTable:
 @handle_errors
 def sources(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the README's Markdown table.")] = False,
+    columns: ColumnsOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The registered sources: provider, hosts, API key variable, tables, what each loads."""
@@ -165,14 +169,20 @@ def sources(
     if as_json:
         echo_json(rows)
         return
-    columns = ["source", "provider", "key", "tables", "description"]
-    key = lambda r: (r["api_key_env"] + (" (required)" if r["api_key_required"] else " (optional)")) if r["api_key_env"] else "none"  # noqa: E731
-    print_table(columns, [[r["source"], r["provider"], key(r), ", ".join(r["tables"]), r["description"]] for r in rows])
+    print_records(choose(SOURCE_COLUMNS, SOURCE_DEFAULT, columns), rows)
+
+
+SOURCE_COLUMNS = (
+    Col("source", shrink=False), Col("provider"),
+    Col("key", get=lambda r: (r["api_key_env"] + (" (required)" if r["api_key_required"] else " (optional)")) if r["api_key_env"] else "none"),
+    Col("tables"), Col("hosts"), Col("description"), Col("docs_url"),
+)  # fmt: skip
+SOURCE_DEFAULT = ("source", "provider", "key", "tables", "description")
 
 
 @app.command()
 @handle_errors
-def status(db: DbOption = None, as_json: JsonOption = False) -> None:
+def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOption = False) -> None:
     """Per source: last run, its age and status, rows loaded and rejected, unknown GPU names.
 
     Also flags provider terms (billing, storage, egress) last verified more than 180 days ago.
@@ -188,19 +198,20 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     if as_json:
         echo_json(rows)
         return
-    columns = ["source", "status", "last run", "age", "last ok", "rows", "rejected", "unknown GPUs", "error", "terms"]
-    print_table(
-        columns,
-        [
-            [r["source"], r["status"], r.get("last_run_at"), age(r.get("age_s")), r.get("last_ok_at"), r.get("rows_valid"),
-             r.get("rows_rejected"), r.get("unknown_gpus"), r.get("error"),
-             f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"]
-            for r in rows
-        ],
-    )  # fmt: skip
+    print_records(choose(STATUS_COLUMNS, STATUS_DEFAULT, columns), rows)
     stale = sorted(provider for provider, a in terms_age.items() if a["terms_stale"])
     if stale:
         typer.echo(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")
+
+
+STATUS_COLUMNS = (
+    Col("source", shrink=False), Col("provider"), Col("status", shrink=False), Col("last_run", "last run", get=lambda r: r.get("last_run_at")),
+    Col("age", kind="age", get=lambda r: r.get("age_s")), Col("last_ok", "last ok", get=lambda r: r.get("last_ok_at")),
+    Col("rows", kind="count", get=lambda r: r.get("rows_valid")), Col("rejected", kind="count", get=lambda r: r.get("rows_rejected")),
+    Col("unknown_gpus", "unknown GPUs", get=lambda r: r.get("unknown_gpus")), Col("error", get=lambda r: r.get("error")),
+    Col("terms", get=lambda r: f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"),
+)  # fmt: skip
+STATUS_DEFAULT = ("source", "status", "age", "rows", "rejected", "terms", "unknown_gpus", "error")
 
 
 class Market(str, Enum):
@@ -222,34 +233,50 @@ def offers(
     on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers.")] = False,
     available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many rows.", min=1)] = 50,
+    columns: ColumnsOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Current offers, cheapest per GPU-hour first."""
-    from gpucat import catalog
+    from gpucat import availability, catalog, suggest
     from warehouse.db import connect
 
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
+    shown = choose(OFFER_COLUMNS, OFFER_DEFAULT, columns)
+    gpus, providers = _split(gpu), _split(provider)
+    suggest.check_gpus(gpus)
+    suggest.check_providers(providers)
     with connect(db, read_only=True) as con:
         result = catalog.offers(
             con,
-            gpus=_split(gpu),
-            providers=_split(provider),
+            gpus=gpus,
+            providers=providers,
             min_gpu_memory_gb=min_gpu_memory,
             max_usd_per_gpu_hour=max_price,
             market="spot" if spot else "on_demand" if on_demand else None,
             available_only=available,
             limit=limit,
         )
+        note = availability.available_note(con, providers) if available and not as_json else None
     if as_json:
         print_json_records(result.columns, result.rows)
         return
-    shown = {"provider": "provider", "instance_type": "instance", "region": "region", "market": "market", "tier": "tier",
-             "gpu_model": "gpu", "gpu_count": "gpus", "gpu_memory_gb": "GB/gpu", "usd_per_hour": "$/h",
-             "usd_per_gpu_hour": "$/gpu-h", "availability": "stock", "interconnect": "link", "fabric": "fabric"}  # fmt: skip
-    index = [result.columns.index(c) for c in shown]
-    print_table(list(shown.values()), [[row[i] for i in index] for row in result.rows])
+    print_records(shown, result.records())
+    if note:
+        echo_wrapped(note, err=True)
+
+
+OFFER_COLUMNS = (
+    Col("provider"), Col("instance", get=lambda r: r["instance_type"]), Col("region"),
+    Col("market", shrink=False), Col("tier"), Col("gpu", get=lambda r: r["gpu_model"], shrink=False), Col("gpus", kind="count", get=lambda r: r["gpu_count"]),
+    Col("gb", "GB/gpu", "gb", lambda r: r["gpu_memory_gb"]), Col("vcpus", kind="count"), Col("ram", "RAM GB", "gb", lambda r: r["ram_gb"]),
+    Col("price", "$/gpu-h", "money", lambda r: r["usd_per_gpu_hour"]), Col("hourly", "$/h", "money", lambda r: r["usd_per_hour"]),
+    Col("stock", get=lambda r: r["availability"], shrink=False), Col("in_stock", "# in stock", "count", lambda r: r["available_count"]),
+    Col("link", get=lambda r: r["interconnect"]), Col("fabric"), Col("currency"), Col("offer_id"), Col("source"),
+    Col("source_url"), Col("scraped_at"),
+)  # fmt: skip
+OFFER_DEFAULT = ("provider", "gpu", "gpus", "gb", "price", "hourly", "market", "stock", "region", "instance")
 
 
 class SqlFormat(str, Enum):
@@ -296,6 +323,10 @@ def parse(
     from scrapers import get_source
     from schemas.records import Rejected
 
+    from gpucat.suggest import check_names
+    from scrapers import all_sources
+
+    check_names("source", [source], all_sources(), show_all=True)
     chosen = get_source(source)
     pages = pipeline.pages_from_files(files)
     for item in pipeline.parse_source(chosen, pages):

@@ -55,6 +55,13 @@ def models(
     if query:
         q = query.lower()
         rows = tuple(a for a in rows if q in a.name.lower() or q in a.alias.lower() or q in a.family.lower())
+        if not rows:
+            from gpucat.suggest import nearest
+            from schemas.errors import UserInputError
+
+            names = [n for a in load_model_archs() for n in (a.alias, a.name)]
+            hint = nearest(query, names)
+            raise UserInputError(f"no model matches {query!r}" + (f"; did you mean {' or '.join(map(repr, hint))}?" if hint else ""))
     if as_json:
         echo_json([asdict(a) for a in rows])
         return
