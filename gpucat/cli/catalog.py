@@ -63,7 +63,9 @@ def refresh(
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line
     tracked = bool(os.environ.get("PREFECT_API_URL"))
-    with _ProgressTable([s.name for s in sources], enabled=not as_json) as display:
+    from gpucat.cli._progress import RefreshProgress
+
+    with RefreshProgress([s.name for s in sources], quiet=as_json) as display:
         unsubscribe = progress.subscribe(display.update)
         try:
             if tracked:
@@ -109,43 +111,6 @@ def _quiet_prefect(verbose: bool) -> None:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     # A first run on a fresh machine migrates Prefect's own database; give it time.
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-
-
-class _ProgressTable:
-    """A live per-source table on stderr, fed by pipeline progress events."""
-
-    def __init__(self, sources: list[str], enabled: bool):
-        self.state = {s: ("waiting", "") for s in sources}
-        self.enabled = enabled and err_console.is_terminal
-        self.live: Any = None
-
-    def __enter__(self) -> _ProgressTable:
-        if self.enabled:
-            from rich.live import Live
-
-            self.live = Live(self._render(), console=err_console, transient=True, refresh_per_second=8)
-            self.live.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.live is not None:
-            self.live.__exit__(*exc)
-
-    def update(self, source: str, stage: str, detail: str | None) -> None:
-        self.state[source] = (stage, detail or "")
-        if self.live is not None:
-            self.live.update(self._render())
-
-    def _render(self) -> Any:
-        from rich.table import Table
-
-        table = Table(title="refreshing", header_style="bold")
-        table.add_column("source")
-        table.add_column("stage")
-        table.add_column("detail", overflow="fold")
-        for source, (stage, detail) in self.state.items():
-            table.add_row(source, stage, detail)
-        return table
 
 
 @app.command()
