@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import typer
 
+from gpucat.cli._common import OneLineErrors
+
 app = typer.Typer(
+    cls=OneLineErrors,
     name="gpucat",
     help="Which rented GPU fits a fine-tuning job, from whom, and at what price.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
 )
 
 # Command modules register themselves on import.

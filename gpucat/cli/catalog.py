@@ -196,7 +196,9 @@ def offers(
     max_price: Annotated[float | None, typer.Option("--max-price", help="Maximum USD per GPU-hour.", min=0)] = None,
     spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
     on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers.")] = False,
-    available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
+    available: Annotated[bool, typer.Option(
+        "--available", help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
+    )] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many rows.", min=1)] = 50,
     columns: ColumnsOption = None,
     db: DbOption = None,
@@ -309,7 +311,7 @@ def _json_default(value: Any) -> str:
 @app.command()
 @handle_errors
 def export(
-    out: Annotated[Path | None, typer.Option("--out", help="Folder to write snapshot=<timestamp>/ under.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder to write snapshot=TIMESTAMP/ under.")] = None,
     verify: Annotated[
         Path | None, typer.Option("--verify", help="Check an existing snapshot folder against its manifest instead.")
     ] = None,

@@ -13,18 +13,22 @@ from gpucat.cli.catalog import DbOption, _split
 from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
 
+OFFERS = "Offers to consider"
+
 
 @app.command("fit")
 @handle_errors
 @training_options(gpus=False, default_sharding="fsdp")
 def fit_command(  # type: ignore[no-untyped-def]
     training,
-    headroom: Annotated[float, typer.Option("--headroom", help="Fraction of each GPU's memory to keep free.")] = 0.1,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
-    spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
-    on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers.")] = False,
-    provider: Annotated[list[str] | None, typer.Option("--provider", help="Only these providers; repeat or comma-separate.")] = None,
-    available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
+    headroom: Annotated[float, typer.Option("--headroom", rich_help_panel=OFFERS, help="Fraction of each GPU's memory to keep free.")] = 0.1,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", rich_help_panel=OFFERS, help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
+    spot: Annotated[bool, typer.Option("--spot", rich_help_panel=OFFERS, help="Only spot offers.")] = False,
+    on_demand: Annotated[bool, typer.Option("--on-demand", rich_help_panel=OFFERS, help="Only on-demand offers.")] = False,
+    provider: Annotated[list[str] | None, typer.Option("--provider", rich_help_panel=OFFERS, help="Only these providers; repeat or comma-separate.")] = None,
+    available: Annotated[bool, typer.Option(
+        "--available", rich_help_panel=OFFERS, help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
+    )] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many configurations.", min=1)] = 30,
     columns: ColumnsOption = None,
     db: DbOption = None,
@@ -36,7 +40,7 @@ def fit_command(  # type: ignore[no-untyped-def]
     per GPU, then finds single instances with that many GPUs, and several identical instances
     where the offer has a multi-node fabric (EFA, InfiniBand). Each row shows the need per GPU
     against the card's memory, and notes where the card lacks bf16 or 4-bit kernels.
-    The same answer in SQL: SELECT * FROM fit_offers(per_gpu_gb := <need>, gpus := <n>).
+    The same answer in SQL: `SELECT * FROM fit_offers(per_gpu_gb := NEED, gpus := N)`.
     """
     from gpucat import availability, suggest
     from gpucat.fit import FitOptions, fit

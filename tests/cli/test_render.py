@@ -142,3 +142,20 @@ def test_parse_names_tables_that_sql_resolves(catalog_db):
     assert "offers" in tables
     for table in tables:
         invoke("sql", f"SELECT * FROM {table} LIMIT 1", "--db", str(catalog_db))
+
+
+@pytest.mark.parametrize("command", ["memory", "fit", "report", "offers", "refresh"])
+def test_help_reads_at_80_columns(command):
+    result = invoke(command, "--help", columns=80)
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80 and len(lines) <= 120
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [(["offers", "--limit", "x"], "--limit"), (["offers", "--bogus"], "No such option: --bogus"), (["nope"], "No such command")],
+)
+def test_usage_errors_are_one_error_line_not_a_panel(args, expected):
+    result = invoke(*args, fails=True)
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ") and expected in line and "╭" not in result.stderr
