@@ -138,7 +138,8 @@ def vram_figure(spread: Sequence[Mapping[str, Any]]) -> Any:
     for market in MARKETS:
         best: dict[str, Mapping[str, Any]] = {}
         for row in spread:
-            if row["market"] == market and (row["gpu_model"] not in best or row["usd_per_gb_vram_hour"] < best[row["gpu_model"]]["usd_per_gb_vram_hour"]):
+            kept = best.get(row["gpu_model"])
+            if row["market"] == market and (kept is None or row["usd_per_gb_vram_hour"] < kept["usd_per_gb_vram_hour"]):
                 best[row["gpu_model"]] = row
         models = [m for m in order if m in best]
         fig.add_trace(go.Bar(
@@ -155,7 +156,8 @@ def availability_figure(availability: Sequence[Mapping[str, Any]]) -> Any:
     import plotly.graph_objects as go
 
     providers = sorted({r["provider"] for r in availability})
-    states = sorted({r["availability"] for r in availability}, key=lambda s: (s not in STOCK_COLOURS, list(STOCK_COLOURS).index(s) if s in STOCK_COLOURS else 0, s))
+    known = list(STOCK_COLOURS)
+    states = sorted({r["availability"] for r in availability}, key=lambda s: (known.index(s) if s in known else len(known), s))
     counts = {(r["provider"], r["availability"]): r["offers"] for r in availability}
     fig = go.Figure()
     for state in states:

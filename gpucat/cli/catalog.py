@@ -13,7 +13,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, fail, handle_errors
-from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, err_console, print_csv, print_json_records, print_records, print_table
+from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
 
 DbOption = Annotated[

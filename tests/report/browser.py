@@ -101,8 +101,8 @@ def _drive(ws: Any, page: Path, evaluate: str, settle_s: float, deadline: float)
     result = send("Runtime.evaluate", {"expression": evaluate, "returnByValue": True})
     run.evaluated = result.get("result", {}).get("value")
     metrics = send("Page.getLayoutMetrics")["cssContentSize"]
-    shot = send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                           "clip": {"x": 0, "y": 0, "width": metrics["width"], "height": min(metrics["height"], 8000), "scale": 1}})  # fmt: skip
+    clip = {"x": 0, "y": 0, "width": metrics["width"], "height": min(metrics["height"], 8000), "scale": 1}
+    shot = send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip})
     run.screenshot = base64.b64decode(shot["data"])
     return run
 

@@ -59,8 +59,8 @@ def test_report_without_a_job_has_no_fit_section(catalog_db, tmp_path):
 
 DRAWN = """(() => {
   const divs = [...document.querySelectorAll('.plotly-graph-div')];
-  return {ids: divs.map(d => d.id), drawn: divs.filter(d => d.querySelector('svg.main-svg') && d._fullData && d._fullData.length).map(d => d.id),
-          tables: document.querySelectorAll('table tbody tr').length};
+  const drawn = divs.filter(d => d.querySelector('svg.main-svg') && d._fullData && d._fullData.length);
+  return {ids: divs.map(d => d.id), drawn: drawn.map(d => d.id), tables: document.querySelectorAll('table tbody tr').length};
 })()"""
 
 
