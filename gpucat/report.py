@@ -19,6 +19,7 @@ from typing import Any
 
 import duckdb
 
+from gpucat.formats import money
 from warehouse.db import query_sql
 
 MARKETS = ("on_demand", "spot")
@@ -217,12 +218,6 @@ th { background: #f5f5f5; position: sticky; top: 0; }
 """
 
 
-def _money(value: float | None) -> str:
-    if value is None:
-        return ""
-    return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
-
-
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[bool]) -> str:
     head = "".join(f'<th class="{"n" if n else ""}">{html.escape(h)}</th>' for h, n in zip(headers, numeric, strict=True))
     body = "".join(
@@ -245,9 +240,9 @@ def render_html(data: ReportData) -> str:
     heads = headline(data.spread)
     head_table = _table(
         ["GPU", "GB", "on-demand $/GPU-h", "from", "median", "spot $/GPU-h", "from", "providers", "$/GB-h"],
-        [[h["gpu_model"], f"{h['gpu_memory_gb']:g}", _money(h["on_demand_usd_per_gpu_hour"]), h["on_demand_provider"],
-          _money(h["on_demand_median"]), _money(h["spot_usd_per_gpu_hour"]), h["spot_provider"], h["providers"],
-          _money(h["on_demand_usd_per_gb_vram_hour"])] for h in heads],
+        [[h["gpu_model"], f"{h['gpu_memory_gb']:g}", money(h["on_demand_usd_per_gpu_hour"]), h["on_demand_provider"],
+          money(h["on_demand_median"]), money(h["spot_usd_per_gpu_hour"]), h["spot_provider"], h["providers"],
+          money(h["on_demand_usd_per_gb_vram_hour"])] for h in heads],
         [False, True, True, False, True, True, False, True, True],
     )  # fmt: skip
     sections = [
@@ -271,12 +266,13 @@ def render_html(data: ReportData) -> str:
         fit_table = _table(
             ["#", "provider", "GPU", "GPUs", "nodes", "need GB", "GB/gpu", "fit", "$/h", "market", "stock", "region", "instance"],
             [[i + 1, r["provider"], r["gpu_model"], f"{r['gpus_total']:g}", r["nodes"], f"{r['need_gb_per_gpu']:.1f}",
-              f"{r['gpu_memory_gb']:g}", r["fit"], _money(r["usd_per_hour_total"]), r["market"], r["availability"],
+              f"{r['gpu_memory_gb']:g}", r["fit"], money(r["usd_per_hour_total"]), r["market"], r["availability"],
               r["region"], r["instance_type"]] for i, r in enumerate(rows)],
             [True, False, False, True, True, True, True, False, True, False, False, False, False],
         )  # fmt: skip
         body = (_chart(fit_figure(rows), "chart-fit") + fit_table) if rows else "<p>No current offer fits this job.</p>"
-        sections.append(("fit", f"Where {job.title} fits", f"{job.needs} {job.cost_note}", body))
+        legend = "Green: fits; orange: tight (the estimate's error band reaches past the usable memory)."
+        sections.append(("fit", f"Where {job.title} fits", f"{job.needs} {job.cost_note} {legend}", body))
     nav = " · ".join(f'<a href="#{key}">{html.escape(title)}</a>' for key, title, _, _ in sections)
     parts = [
         "<!DOCTYPE html>",

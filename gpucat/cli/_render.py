@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 import os
 import shutil
 import sys
@@ -25,6 +24,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
+from gpucat.formats import money
 from gpucat.suggest import check_names
 
 err_console = Console(stderr=True)
@@ -82,18 +82,6 @@ def choose(columns: Sequence[Col], default: Sequence[str], chosen: str | None) -
 
 
 # --- values -------------------------------------------------------------------------------
-
-
-def money(value: float | None) -> str:
-    """Cents from $1 up; under $1 three significant digits (at least cents): 0.09, 0.456, 0.0045."""
-    if value is None:
-        return ""
-    if value == 0 or abs(value) >= 1:
-        return f"{value:,.2f}"
-    decimals = max(2, 2 - math.floor(math.log10(abs(value))))
-    text = f"{value:.{decimals}f}"
-    whole, frac = text.split(".")
-    return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
 
 
 def count(value: float | None) -> str:

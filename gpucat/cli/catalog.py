@@ -166,7 +166,7 @@ def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOpti
     print_records(choose(STATUS_COLUMNS, STATUS_DEFAULT, columns), rows)
     stale = sorted(provider for provider, a in terms_age.items() if a["terms_stale"])
     if stale:
-        typer.echo(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")
+        echo_wrapped(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")
 
 
 STATUS_COLUMNS = (
