@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -214,24 +215,43 @@ def offers(
     gpus, providers = _split(gpu), _split(provider)
     suggest.check_gpus(gpus)
     suggest.check_providers(providers)
+    query = OfferQuery(gpus=tuple(gpus), providers=tuple(providers), min_gpu_memory_gb=min_gpu_memory,
+                       max_usd_per_gpu_hour=max_price, market="spot" if spot else "on_demand" if on_demand else None,
+                       available_only=available)  # fmt: skip
     with connect(db, read_only=True) as con:
-        result = catalog.offers(
-            con,
-            gpus=gpus,
-            providers=providers,
-            min_gpu_memory_gb=min_gpu_memory,
-            max_usd_per_gpu_hour=max_price,
-            market="spot" if spot else "on_demand" if on_demand else None,
-            available_only=available,
-            limit=limit,
-        )
+        result = catalog.offers(con, **asdict(query), limit=limit)
         note = availability.available_note(con, providers) if available and not as_json else None
+        empty_because = None
+        if not result.rows and not as_json:
+            count = lambda q: len(catalog.offers(con, **asdict(q), limit=1_000_000).rows)  # noqa: E731
+            empty_because = availability.why_empty(query, count, OFFER_FILTERS)
     if as_json:
         print_json_records(result.columns, result.rows)
+        return
+    if not result.rows:
+        echo_wrapped(f"No current offer matches: {empty_because}." if empty_because else "No current offer matches.")
         return
     print_records(shown, result.records())
     if note:
         echo_wrapped(note, err=True)
+
+
+@dataclass(frozen=True)
+class OfferQuery:
+    """The filters of `gpucat offers`, so an empty answer can name the one that emptied it."""
+
+    gpus: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()
+    min_gpu_memory_gb: float | None = None
+    max_usd_per_gpu_hour: float | None = None
+    market: str | None = None
+    available_only: bool = False
+
+
+OFFER_FILTERS = (
+    ("--gpu", "gpus", ()), ("--provider", "providers", ()), ("--min-gpu-memory", "min_gpu_memory_gb", None),
+    ("--spot/--on-demand", "market", None), ("--max-price", "max_usd_per_gpu_hour", None), ("--available", "available_only", False),
+)  # fmt: skip
 
 
 OFFER_COLUMNS = (

@@ -159,3 +159,9 @@ def test_usage_errors_are_one_error_line_not_a_panel(args, expected):
     result = invoke(*args, fails=True)
     [line] = result.stderr.splitlines()
     assert line.startswith("error: ") and expected in line and "╭" not in result.stderr
+
+
+def test_offers_names_the_filter_that_emptied_the_answer(catalog_db):
+    everything = json.loads(invoke("offers", "--gpu", "H100", "--json", "--limit", "1000", "--db", str(catalog_db)).stdout)
+    out = invoke("offers", "--gpu", "H100", "--max-price", "0.01", "--db", str(catalog_db)).stdout
+    assert out == f"No current offer matches: --max-price left none of the {len(everything)} that match otherwise.\n"
