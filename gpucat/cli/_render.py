@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -144,12 +145,17 @@ def fmt(value: Any, kind: Kind = "text") -> str:
 
 def width() -> int:
     """$COLUMNS when set (as shells and tests set it), else the terminal's width; wide when piped."""
+    return prose_width() or PIPED_WIDTH
+
+
+def prose_width() -> int | None:
+    """The width prose wraps at: $COLUMNS or the terminal's; None (no wrapping) when piped."""
     env = os.environ.get("COLUMNS", "")
     if env.isdigit() and int(env) > 0:
         return int(env)
     if sys.stdout.isatty():
         return shutil.get_terminal_size().columns
-    return PIPED_WIDTH
+    return None
 
 
 def truncate(text: str, limit: int) -> str:
@@ -215,9 +221,31 @@ def render(columns: Sequence[Col], records: Sequence[Mapping[str, Any]], *, limi
 
 
 def echo_wrapped(text: str, *, err: bool = False) -> None:
-    """Prose that wraps between words at the table width, never inside one."""
-    lines = textwrap.wrap(text, width=width(), break_long_words=False, break_on_hyphens=False, subsequent_indent="  ")
+    """Prose that wraps between words at the terminal's width, never inside one (piped: one line)."""
+    limit = prose_width()
+    lines = [text] if limit is None else textwrap.wrap(text, width=limit, break_long_words=False, break_on_hyphens=False,
+                                                       subsequent_indent="  ")  # fmt: skip
     typer.echo("\n".join(lines).replace("\u00a0", " "), err=err)
+
+
+def echo_text(text: str) -> None:
+    """A block of lines, each wrapped between words at the table width with its own indent kept
+    (a "  - " bullet continues under its text). Piped, the text is written as it is."""
+    limit = prose_width()
+    if limit is None:
+        typer.echo(text)
+        return
+    out = []
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        hang = indent + ("  " if stripped.startswith("- ") else "")
+        columns = [m.end() for m in re.finditer(r"\S {2,}(?=\S)", line)]  # a table row: hang under its last column
+        if columns and columns[-1] <= limit // 2:
+            hang = " " * columns[-1]
+        out.extend(textwrap.wrap(line, width=limit, break_long_words=False, break_on_hyphens=False,
+                                 subsequent_indent=hang, drop_whitespace=True) or [""])  # fmt: skip
+    typer.echo("\n".join(out))
 
 
 def print_records(columns: Sequence[Col], records: Sequence[Mapping[str, Any]], title: str | None = None) -> None:

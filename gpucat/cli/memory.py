@@ -34,7 +34,9 @@ def memory(training, as_json: JsonOption = False) -> None:  # type: ignore[no-un
     else:
         from gpucat.memory.report import format_estimate
 
-        typer.echo(format_estimate(arch, estimate))
+        from gpucat.cli._render import echo_text
+
+        echo_text(format_estimate(arch, estimate))
 
 
 @app.command("models")

@@ -165,3 +165,11 @@ def test_offers_names_the_filter_that_emptied_the_answer(catalog_db):
     everything = json.loads(invoke("offers", "--gpu", "H100", "--json", "--limit", "1000", "--db", str(catalog_db)).stdout)
     out = invoke("offers", "--gpu", "H100", "--max-price", "0.01", "--db", str(catalog_db)).stdout
     assert out == f"No current offer matches: --max-price left none of the {len(everything)} that match otherwise.\n"
+
+
+def test_memory_text_wraps_at_the_terminal_width_keeping_its_columns():
+    result = invoke("memory", "--model", "llama-3.1-8b", "--method", "qlora", columns=80)
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    piped = runner.invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "qlora"])
+    assert " ".join(result.stdout.split()) == " ".join(piped.stdout.split())  # same words, only the breaks differ
