@@ -27,7 +27,7 @@ from schemas.model_archs import ModelArchRow
 from schemas.reference import GPU_MODELS_CSV
 from schemas.validate import Validated, validate
 from scrapers import all_sources
-from schemas.records import ExchangeRate, Page, ParseItem, Rejected
+from schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
 from scrapers.base import Source, parse_pages
 from scrapers.capture import CaptureWriter, ReplayTransport, find_entry
 from schemas.redact import redact
@@ -64,6 +64,7 @@ class SourceBatch:
 
     batches: list[Validated]
     pages: int
+    skipped: int = 0  # rows the parser set aside as out of scope (`Skipped`), counted only
 
 
 def new_run(source: Source, flow_run_id: str | None = None) -> RunRecord:
@@ -117,7 +118,7 @@ def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> S
         batches.append(Validated(table, batch.frame, [r for r in earlier if r.table == table] + batch.rejected))
     stray = [r for r in earlier if r.table not in source.tables]
     batches[0].rejected.extend(stray)
-    return SourceBatch(batches, pages)
+    return SourceBatch(batches, pages, skipped=sum(item.count for item in items if isinstance(item, Skipped)))
 
 
 def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBatch) -> RunRecord:
@@ -125,6 +126,7 @@ def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBa
     report(run.source, "loading")
     run.pages = batch.pages
     run.rows_fetched = sum(b.frame.height + len(b.rejected) for b in batch.batches)
+    run.rows_skipped = batch.skipped
     with _WRITE_LOCK:
         load_source(con, run, batch.batches)
     report(run.source, "ok", f"{run.rows_valid} rows, {run.rows_rejected} rejected")
@@ -196,6 +198,7 @@ def summary_row(run: RunRecord) -> dict[str, object]:
         "rows_fetched": run.rows_fetched,
         "rows_valid": run.rows_valid,
         "rows_rejected": run.rows_rejected,
+        "rows_skipped": run.rows_skipped,
         "duration_s": round(duration, 2) if duration is not None else None,
         "error": run.error,
     }

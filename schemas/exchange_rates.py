@@ -1,4 +1,4 @@
-"""`exchange_rates`: what one unit of a currency is worth in USD on a date (ECB reference rates)."""
+"""`exchange_rates`: what one unit of a currency is worth in USD on a date (from a rates source such as a central bank's reference rates)."""
 
 from __future__ import annotations
 

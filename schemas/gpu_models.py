@@ -9,13 +9,15 @@ import pandera.polars as pa
 
 class GpuModelRow(pa.DataFrameModel):
     gpu_model: str = pa.Field(unique=True, str_matches=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
-    vendor: str = pa.Field(isin=["NVIDIA", "AMD", "Intel", "Google"])
+    vendor: str = pa.Field(isin=["NVIDIA", "AMD", "Intel", "Google", "AWS"])
     family: str
     architecture: str
-    form_factor: str = pa.Field(isin=["SXM", "PCIe", "NVL", "OAM", "Superchip", "TPU"])
+    # ASIC: a vendor's own accelerator chip sold only inside its instances (AWS Trainium, Inferentia).
+    form_factor: str = pa.Field(isin=["SXM", "PCIe", "NVL", "OAM", "Superchip", "TPU", "ASIC"])
     memory_gb: float = pa.Field(gt=0, le=1000)
     memory_type: str
-    memory_bandwidth_gbps: float = pa.Field(gt=0)
+    # Empty where no source states it (the row's notes say so); never estimated.
+    memory_bandwidth_gbps: Optional[float] = pa.Field(nullable=True, gt=0)
     bf16_tflops: Optional[float] = pa.Field(nullable=True, gt=0)
     fp16_tflops: Optional[float] = pa.Field(nullable=True, gt=0)
     bf16: bool

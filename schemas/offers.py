@@ -13,7 +13,7 @@ MARKETS = ["on_demand", "spot"]
 AVAILABILITY = ["available", "unavailable", "unknown"]
 PRICE_UNITS = ["instance_hour", "gpu_hour"]
 # Within one machine: how GPUs talk to each other.
-INTERCONNECTS = ["nvswitch", "nvlink", "nvlink_bridge", "pcie", "infinity_fabric", "ici"]
+INTERCONNECTS = ["nvswitch", "nvlink", "nvlink_bridge", "pcie", "infinity_fabric", "ici", "neuronlink"]
 # Between machines: what a multi-node job runs over. NULL = not supported for multi-node training.
 FABRICS = ["efa", "infiniband", "roce", "ici"]
 # No accelerator rents for more than this per GPU-hour; above it a unit is wrong (monthly, cents).
@@ -47,6 +47,10 @@ class Offer(pa.DataFrameModel):
     source_url: str = pa.Field(str_startswith="https://")
     scraped_at: pl.Datetime(time_zone="UTC")  # type: ignore[valid-type]
     fx_rate_date: Optional[pl.Date] = pa.Field(nullable=True, description="date of the exchange rate a non-USD price was converted with")  # type: ignore[valid-type]
+    storage_usd_per_gb_month: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own disk price")
+    egress_usd_per_gb: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own download price")
+    ingress_usd_per_gb: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own upload price")
+    price_excludes: Optional[str] = pa.Field(nullable=True, description="what the price leaves out, priced")
 
     @pa.dataframe_check(description="a non-USD price names the date of the rate that converted it; a USD price names none")
     def fx_rate_date_iff_converted(cls, data: pa.PolarsData) -> pl.LazyFrame:

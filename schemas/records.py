@@ -51,6 +51,11 @@ class Offer:
     usd_per_hour: float | None = None
     usd_per_gpu_hour: float | None = None
     fx_rate_date: date | None = None  # the exchange rate's date; None for prices quoted in USD
+    # Marketplace hosts price their own disk and bandwidth; None where the provider's terms apply.
+    storage_usd_per_gb_month: float | None = None  # this offer's persistent disk, USD per GB-month
+    egress_usd_per_gb: float | None = None  # download from the instance, USD per GB
+    ingress_usd_per_gb: float | None = None  # upload to the instance, USD per GB
+    price_excludes: str | None = None  # what the price leaves out, priced: "vcpu 0.003/h; ram 0.002/GB-h"
 
     def as_row(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,8 +109,25 @@ class Rejected:
     row: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """Rows a parser set aside because they are not what the source collects (a CPU-only VM in a
+    price list of every VM). Counted per reason into `scrape_runs.rows_skipped`, never stored and
+    never rejected, so they do not bury real failures; `examples` names a few of them."""
+
+    table: ClassVar[str] = "skipped"
+
+    reason: str
+    count: int
+    examples: tuple[str, ...]
+    source_url: str  # the page that held them
+
+    def as_row(self) -> dict[str, Any]:
+        return {"reason": self.reason, "count": self.count, "examples": list(self.examples), "source_url": self.source_url}
+
+
 Record = Offer | InterruptionRate | ExchangeRate
-ParseItem = Offer | InterruptionRate | ExchangeRate | Rejected
+ParseItem = Offer | InterruptionRate | ExchangeRate | Rejected | Skipped
 RECORD_TYPES: dict[str, type[Offer] | type[InterruptionRate] | type[ExchangeRate]] = {
     Offer.table: Offer,
     InterruptionRate.table: InterruptionRate,

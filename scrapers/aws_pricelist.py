@@ -24,7 +24,7 @@ from typing import IO
 
 from schemas.errors import ParseError
 from scrapers import _aws
-from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from scrapers.base import Fetcher, Source
 
 HOST = "pricing.us-east-1.amazonaws.com"
@@ -77,6 +77,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         raise ParseError(f"AWS price list header lacks columns: {', '.join(missing)}")
     width = len(header)
     line = ""
+    not_gpu: list[str] = []
     for line in text:
         if not all(token in line for token in _MUST_CONTAIN):
             continue
@@ -89,11 +90,15 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
             yield Rejected("offers", (f"malformed_csv_row: {len(row)} fields, header has {width}",), {"line": line[:500]})
             continue
         item = _offer(row, col, url, fetched_at)
-        if item is not None:
+        if isinstance(item, str):
+            not_gpu.append(item)
+        elif item is not None:
             yield item
     if line and not line.endswith("\n"):
         # AWS ends every line, the last one included, with LF: a cut line means a cut file.
         raise ParseError("AWS price list is truncated: the last line has no line end")
+    if not_gpu:
+        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
 
 
 def _read_header(text: IO[str]) -> list[str]:
@@ -106,7 +111,9 @@ def _read_header(text: IO[str]) -> list[str]:
     raise ParseError("not an AWS price list CSV: no SKU header in the first lines")
 
 
-def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> ParseItem | None:
+def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> ParseItem | str | None:
+    """The row's offer or rejection; its instance type when it is not a GPU offer; None when out of scope."""
+
     def get(name: str) -> str:
         return row[col[name]]
 
@@ -121,21 +128,35 @@ def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) 
         and get("Product Family").startswith("Compute Instance")
     ):
         return None
-    gpus = get("GPU")
-    if gpus in ("", "0", "NA"):
-        return None  # not a GPU instance
     instance_type = get("Instance Type")
+    decoded = _aws.decode(instance_type)
+    gpus = get("GPU")
+    stated = gpus not in ("", "0", "NA")
+    if decoded.kind == "not_gpu" and not stated:
+        return instance_type
     region = get("Region Code")
     raw = {"instance_type": instance_type, "region": region, "GPU": gpus, "PricePerUnit": get("PricePerUnit"), "sku": row[col["SKU"]] if "SKU" in col else None}
+    if decoded.kind == "not_gpu":
+        # The grammar says CPU-only but the price list counts GPUs: a family to add, not to hide.
+        return Rejected("offers", (f"unknown_gpu: {decoded.family!r}", f"the price list states {gpus} GPUs for a family the grammar does not know as accelerated"), raw)
+    if decoded.kind == "unknown_gpu":
+        return Rejected("offers", (f"unknown_gpu: {decoded.family!r}", str(decoded.why)), raw)
+    spec = _aws.INSTANCES.get(instance_type)
     try:
-        gpu_count = float(gpus)
         price = float(get("PricePerUnit"))
         vcpus = float(get("vCPU")) if get("vCPU") else None
+        gpu_count = float(gpus) if stated else None
     except ValueError as exc:
         return Rejected("offers", (f"unparseable_number: {exc}",), raw)
-    family = _aws.family(instance_type)
+    if gpu_count is None:
+        # Trainium and Inferentia sizes leave the GPU column empty: the instance table counts them.
+        if spec is None:
+            return Rejected("offers", (f"unknown_instance_type: {instance_type!r}", "no GPU count in the price list and none in the AWS instance table"), raw)
+        gpu_count = float(spec.gpu_count)
     gpu_memory_total = _gb(get("GPU Memory")) if "GPU Memory" in col else None
-    spec = _aws.INSTANCES.get(instance_type)
+    gpu_memory_gb = _per_device_gb(gpu_memory_total, gpu_count)
+    if gpu_memory_gb is None and spec is not None and spec.gpu_memory_gib:
+        gpu_memory_gb = round(spec.gpu_memory_gib * _aws.GIB_TO_GB, 3)
     return Offer(
         provider="aws",
         offer_id=f"{instance_type}/{region}/on_demand",
@@ -144,10 +165,10 @@ def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) 
         region=region,
         market="on_demand",
         tier=None,
-        gpu_name=family,
-        gpu_model=_aws.FAMILY_GPU.get(family),
+        gpu_name=decoded.family,
+        gpu_model=decoded.gpu_model,
         gpu_count=gpu_count,
-        gpu_memory_gb=_per_device_gb(gpu_memory_total, gpu_count),
+        gpu_memory_gb=gpu_memory_gb,
         vcpus=vcpus,
         ram_gb=_gb(get("Memory")),
         price=price,
@@ -189,6 +210,6 @@ SOURCE = Source(
     fetch=fetch,
     parse=parse,
     max_response_bytes=20 * 10**9,
-    gpu_targets=frozenset(_aws.FAMILY_GPU.values()),
+    gpu_targets=_aws.GPU_TARGETS,
     docs_url="https://docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/using-the-aws-price-list-bulk-api.html",
 )

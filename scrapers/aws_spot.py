@@ -1,7 +1,8 @@
 """AWS spot prices from the public spot feed (spot.json), Linux, per region and instance type.
 
-The feed carries prices only; GPU model, count and host specs come from the reviewed table in
-`scrapers._aws`. It also parses the legacy JSONP body (`callback({...})` from spot.js, frozen
+The feed carries prices only and lists every instance type; the instance-type grammar in
+`scrapers._aws` says which are GPU offers (the rest are skipped and counted, not rejected) and
+which GPU, and its instance table gives count and host specs. It also parses the legacy JSONP body (`callback({...})` from spot.js, frozen
 since 2024-05) with its old region aliases, so archived captures stay readable.
 """
 
@@ -14,7 +15,7 @@ from typing import IO, Any
 
 from schemas.errors import ParseError
 from scrapers import _aws
-from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from scrapers.base import Fetcher, Source
 
 HOST = "website.spot.ec2.aws.a2z.com"
@@ -45,25 +46,27 @@ def load_feed(body: bytes) -> dict[str, Any]:
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     feed = load_feed(body.read())
     currencies = feed["config"].get("currencies") or ["USD"]
+    not_gpu: list[str] = []
     try:
         for region_block in feed["config"]["regions"]:
             region = _aws.LEGACY_REGIONS.get(region_block["region"], region_block["region"])
             for group in region_block["instanceTypes"]:
                 for size in group["sizes"]:
-                    item = _offer(region, size, currencies[0], url, fetched_at)
+                    decoded = _aws.decode(size["size"])
+                    if decoded.kind == "not_gpu":
+                        not_gpu.append(size["size"])
+                        continue
+                    item = _offer(region, size, decoded, currencies[0], url, fetched_at)
                     if item is not None:
                         yield item
     except (KeyError, TypeError) as exc:
         raise ParseError(f"spot feed is not in the expected shape: missing {exc}") from None
+    if not_gpu:
+        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
 
 
-def _offer(region: str, size: dict[str, Any], currency: str, url: str, fetched_at: datetime) -> ParseItem | None:
+def _offer(region: str, size: dict[str, Any], decoded: _aws.Decoded, currency: str, url: str, fetched_at: datetime) -> ParseItem | None:
     instance_type = size["size"]
-    family = _aws.family(instance_type)
-    spec = _aws.INSTANCES.get(instance_type)
-    gpu_model = _aws.FAMILY_GPU.get(family)
-    if spec is None and gpu_model is None and not _aws.GPU_FAMILY_PATTERN.match(family):
-        return None  # not a GPU instance
     linux = next((c for c in size["valueColumns"] if c["name"] == "linux"), None)
     if linux is None:
         return None  # Windows-only entry
@@ -75,10 +78,11 @@ def _offer(region: str, size: dict[str, Any], currency: str, url: str, fetched_a
         price = 0.0
     if price <= 0:  # "N/A*": not offered as spot there; "0": a newer type not priced yet
         return Rejected("offers", (f"no_price: {quoted!r}",), raw)
+    if decoded.kind == "unknown_gpu":
+        return Rejected("offers", (f"unknown_gpu: {decoded.family!r}", str(decoded.why)), raw)
+    spec = _aws.INSTANCES.get(instance_type)
     if spec is None:
-        if gpu_model is None:
-            return Rejected("offers", (f"unknown_gpu: {family!r}",), raw)
-        return Rejected("offers", (f"unknown_instance_type: {instance_type!r} (GPU count and specs not in the AWS table)",), raw)
+        return Rejected("offers", (f"unknown_instance_type: {instance_type!r}", "GPU count and specs not in the AWS instance table"), raw)
     return Offer(
         provider="aws",
         offer_id=f"{instance_type}/{region}/spot",
@@ -87,10 +91,10 @@ def _offer(region: str, size: dict[str, Any], currency: str, url: str, fetched_a
         region=region,
         market="spot",
         tier=None,
-        gpu_name=family,
-        gpu_model=gpu_model,
+        gpu_name=decoded.family,
+        gpu_model=decoded.gpu_model,
         gpu_count=float(spec.gpu_count),
-        gpu_memory_gb=None,
+        gpu_memory_gb=round(spec.gpu_memory_gib * _aws.GIB_TO_GB, 3) if spec.gpu_memory_gib else None,
         vcpus=float(spec.vcpus),
         ram_gb=round(spec.ram_gib * _aws.GIB_TO_GB, 3),
         price=price,
@@ -114,6 +118,6 @@ SOURCE = Source(
     hosts=frozenset({HOST}),
     fetch=fetch,
     parse=parse,
-    gpu_targets=frozenset(_aws.FAMILY_GPU.values()),
+    gpu_targets=_aws.GPU_TARGETS,
     docs_url="https://aws.amazon.com/ec2/spot/pricing/",
 )

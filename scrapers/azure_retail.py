@@ -4,23 +4,24 @@ One server-side `$filter` keeps the walk to GPU VM families; the client then dro
 of scope (Windows, Low Priority, Reservation and DevTest prices, non-hourly units, sovereign
 clouds) and rejects placeholder prices (an H100 size at $0.01 in one region) by comparing each
 price with the median of the same size in the other regions. GPU model and count come from
-the ARM SKU name through the reviewed table below; a size it does not know is `unknown_gpu`.
+the ARM SKU name, decoded by its grammar in `scrapers._azure`; a VM size of a non-GPU family is
+skipped and counted, an N-series size the grammar cannot place is rejected as `unknown_gpu` (or
+`unknown_gpu_count` when the GPU is known but not how many a size holds).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 from urllib.parse import quote
 
 from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from scrapers import _azure
 from scrapers.base import Fetcher, Source
 
 from schemas.reference import gpu_models
@@ -37,39 +38,6 @@ MAX_PAGES = 500
 # A price under this fraction of the same size's median across regions is a placeholder.
 PLACEHOLDER_RATIO = 0.2
 _SOVEREIGN = ("usgov", "usdod", "china", "germany")
-
-
-@dataclass(frozen=True)
-class SkuFamily:
-    pattern: re.Pattern[str]
-    gpu_model: str
-    gpus_by_size: dict[str, float]  # vCPU size token -> GPUs (fractions for vGPU slices)
-    interconnect: str | None = None
-    fabric: str | None = None
-    fabric_gbps: float | None = None
-
-
-def _family(regex: str, gpu: str, sizes: dict[str, float], **kw: Any) -> SkuFamily:
-    return SkuFamily(re.compile(regex), gpu, sizes, **kw)
-
-
-# Reviewed against the Azure VM size pages (learn.microsoft.com/azure/virtual-machines/sizes).
-SKU_FAMILIES: tuple[SkuFamily, ...] = (
-    _family(r"^Standard_ND(\d+)isr_H100_v5$", "H100-SXM", {"96": 8}, interconnect="nvswitch", fabric="infiniband", fabric_gbps=3200),
-    _family(r"^Standard_ND(\d+)isr_H200_v5$", "H200-SXM", {"96": 8}, interconnect="nvswitch", fabric="infiniband", fabric_gbps=3200),
-    _family(r"^Standard_ND(\d+)isr_MI300X_v5$", "MI300X", {"96": 8}, interconnect="infinity_fabric", fabric="infiniband", fabric_gbps=3200),
-    _family(r"^Standard_ND(\d+)isr_NDR_GB200_v6$", "GB200", {"128": 4}, interconnect="nvswitch", fabric="infiniband", fabric_gbps=1600),
-    _family(r"^Standard_ND(\d+)amsr_A100_v4$", "A100-SXM4-80GB", {"96": 8}, interconnect="nvswitch", fabric="infiniband", fabric_gbps=1600),
-    _family(r"^Standard_ND(\d+)asr_v4$", "A100-SXM4-40GB", {"96": 8}, interconnect="nvswitch", fabric="infiniband", fabric_gbps=1600),
-    _family(r"^Standard_ND(\d+)rs_v2$", "V100-SXM2-32GB", {"40": 8}, interconnect="nvlink", fabric="infiniband", fabric_gbps=100),
-    _family(r"^Standard_NC(\d+)ads_A100_v4$", "A100-PCIe-80GB", {"24": 1, "48": 2, "96": 4}, interconnect="pcie"),
-    _family(r"^Standard_NCC?(\d+)adi?s_H100_v5$", "H100-NVL", {"40": 1, "80": 2}, interconnect="nvlink_bridge"),
-    _family(r"^Standard_NC(\d+)as_T4_v3$", "T4", {"4": 1, "8": 1, "16": 1, "64": 4}, interconnect="pcie"),
-    _family(r"^Standard_NC(\d+)s_v3$", "V100-PCIe-16GB", {"6": 1, "12": 2, "24": 4}, interconnect="pcie"),
-    _family(r"^Standard_NC(\d+)rs_v3$", "V100-PCIe-16GB", {"24": 4}, interconnect="pcie", fabric="infiniband"),
-    _family(r"^Standard_NV(\d+)ad(?:m)?s_A10_v5$", "A10", {"6": 1 / 6, "12": 1 / 3, "18": 1 / 2, "36": 1, "72": 2}, interconnect="pcie"),
-)
-_SIZE_TOKEN = re.compile(r"^Standard_N[CDVG]C?(\d+)")
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -92,14 +60,6 @@ def next_page_link(body: bytes) -> str | None:
     return link or None
 
 
-def gpu_for_sku(arm_sku: str) -> tuple[SkuFamily, float] | None:
-    for family in SKU_FAMILIES:
-        match = family.pattern.match(arm_sku)
-        if match and match.group(1) in family.gpus_by_size:
-            return family, family.gpus_by_size[match.group(1)]
-    return None
-
-
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     try:
         envelope = json.loads(body.read())
@@ -108,13 +68,18 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         raise ParseError(f"Azure retail page lacks Items: {exc!r}") from None
     if not isinstance(items, list):
         raise ParseError("Azure retail page: Items is not a list")
+    not_gpu: list[str] = []
     for item in items:
         try:
             offer = _offer(item, url, fetched_at)
         except (KeyError, TypeError) as exc:
             raise ParseError(f"Azure retail item lacks field {exc}") from None
-        if offer is not None:
+        if isinstance(offer, str):
+            not_gpu.append(offer)
+        elif offer is not None:
             yield offer
+    if not_gpu:
+        yield Skipped("not_gpu: not a GPU VM size", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
 
 
 def _in_scope(item: dict[str, Any]) -> bool:
@@ -129,14 +94,26 @@ def _in_scope(item: dict[str, Any]) -> bool:
     )
 
 
-def _offer(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | None:
+def sku_of(item: dict[str, Any]) -> str:
+    """The ARM SKU name; an item without a usable one is named from its skuName (`NC24ads A100 v4 Spot`)."""
+    arm = (item.get("armSkuName") or "").strip()
+    return arm if arm.lower().startswith("standard_") else _azure.name_from_sku_name(item["skuName"])
+
+
+def _offer(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | str | None:
+    """The item's offer or rejection; its SKU name when it is not a GPU VM; None when out of scope."""
     if not _in_scope(item):
         return None
-    sku, region = item["armSkuName"], item["armRegionName"]
+    sku, region = sku_of(item), item["armRegionName"]
     market = "spot" if "Spot" in item["meterName"] or "Spot" in item["skuName"] else "on_demand"
-    found = gpu_for_sku(sku)
-    family, gpu_count = found if found else (None, None)
-    size = _SIZE_TOKEN.match(sku)
+    decoded = _azure.decode(sku)
+    if decoded.kind == "not_gpu":
+        return sku
+    if decoded.kind != "gpu":
+        raw = {k: item.get(k) for k in ("armSkuName", "armRegionName", "skuName", "meterName", "productName", "retailPrice", "type")}
+        return Rejected("offers", (f"{decoded.kind}: {sku!r}", str(decoded.why)), {**raw, "market": market})
+    series, count = decoded.series, decoded.gpu_count
+    assert series is not None and count is not None and decoded.gpu_model is not None
     return Offer(
         provider="azure",
         offer_id=f"{sku}/{region}/{market}",
@@ -146,19 +123,20 @@ def _offer(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | 
         market=market,
         tier=None,
         gpu_name=sku,
-        gpu_model=family.gpu_model if family else None,
-        gpu_count=float(gpu_count) if gpu_count is not None else 0.0,
-        gpu_memory_gb=_slice_memory_gb(family.gpu_model, gpu_count) if family and gpu_count and gpu_count < 1 else None,
-        vcpus=float(size.group(1)) if size else None,
+        gpu_model=decoded.gpu_model,
+        gpu_count=count,
+        gpu_memory_gb=_slice_memory_gb(decoded.gpu_model, count) if count < 1 else None,
+        vcpus=float(decoded.vcpus) if decoded.vcpus else None,
         ram_gb=None,
         price=float(item["retailPrice"]),
         price_unit="instance_hour",
         currency=item["currencyCode"],
         availability="unknown",
         available_count=None,
-        interconnect=family.interconnect if family and gpu_count and gpu_count > 1 else None,
-        fabric=family.fabric if family else None,
-        fabric_gbps=float(family.fabric_gbps) if family and family.fabric_gbps else None,
+        interconnect=series.interconnect if count > 1 else None,
+        # r: RDMA. A series page that names the fabric says how fast; NCv3's NC24rs does not.
+        fabric=series.fabric or ("infiniband" if "r" in decoded.features else None),
+        fabric_gbps=float(series.fabric_gbps) if series.fabric_gbps else None,
         source_url=url,
         scraped_at=fetched_at,
     )
@@ -173,10 +151,10 @@ def postprocess(items: list[ParseItem]) -> Iterable[ParseItem]:
     """Reject placeholder prices: far below the same size's median in other regions."""
     prices: dict[tuple[str, str], list[float]] = defaultdict(list)
     for item in items:
-        if not isinstance(item, Rejected):
+        if isinstance(item, Offer):
             prices[(item.instance_type, item.market)].append(item.price)
     for item in items:
-        if isinstance(item, Rejected):
+        if not isinstance(item, Offer):
             yield item
             continue
         peers = prices[(item.instance_type, item.market)]
@@ -197,6 +175,6 @@ SOURCE = Source(
     fetch=fetch,
     parse=parse,
     postprocess=postprocess,
-    gpu_targets=frozenset(f.gpu_model for f in SKU_FAMILIES),
+    gpu_targets=_azure.GPU_TARGETS,
     docs_url="https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices",
 )

@@ -28,7 +28,8 @@ QUERY = (
 )
 GPU_COUNTS = (1, 2, 4, 8)
 
-# RunPod gpuType id -> canonical gpu_model (reviewed against RunPod's GPU list).
+# RunPod gpuType id -> canonical gpu_model. Ids as RunPod's GPU types table lists them
+# (runpod/docs references/gpu-types.mdx); ids not there come from a real gpuTypes answer.
 GPU_IDS: dict[str, str] = {
     "NVIDIA H100 80GB HBM3": "H100-SXM",
     "NVIDIA H100 PCIe": "H100-PCIe",
@@ -40,25 +41,39 @@ GPU_IDS: dict[str, str] = {
     "NVIDIA A100 80GB PCIe": "A100-PCIe-80GB",
     "NVIDIA A100-SXM4-80GB": "A100-SXM4-80GB",
     "NVIDIA A100-SXM4-40GB": "A100-SXM4-40GB",
+    "NVIDIA A30": "A30",
     "NVIDIA A40": "A40",
     "NVIDIA L40S": "L40S",
     "NVIDIA L40": "L40",
     "NVIDIA L4": "L4",
     "NVIDIA RTX A6000": "RTX-A6000",
     "NVIDIA RTX A5000": "RTX-A5000",
+    "NVIDIA RTX A4500": "RTX-A4500",
     "NVIDIA RTX A4000": "RTX-A4000",
+    "NVIDIA RTX A2000": "RTX-A2000",
     "NVIDIA RTX 6000 Ada Generation": "RTX-6000-Ada",
+    "NVIDIA RTX 5000 Ada Generation": "RTX-5000-Ada",
     "NVIDIA RTX 4000 Ada Generation": "RTX-4000-Ada",
+    "NVIDIA RTX 4000 SFF Ada Generation": "RTX-4000-SFF-Ada",
     "NVIDIA RTX 2000 Ada Generation": "RTX-2000-Ada",
-    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "RTX-PRO-6000",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "RTX-PRO-6000-Server",
     "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "RTX-PRO-6000",
-    "NVIDIA GeForce RTX 4090": "RTX-4090",
+    "NVIDIA GeForce RTX 3070": "RTX-3070",
+    "NVIDIA GeForce RTX 3080": "RTX-3080",
+    "NVIDIA GeForce RTX 3080 Ti": "RTX-3080-Ti",
     "NVIDIA GeForce RTX 3090": "RTX-3090",
+    "NVIDIA GeForce RTX 3090 Ti": "RTX-3090-Ti",
+    "NVIDIA GeForce RTX 4070 Ti": "RTX-4070-Ti",
+    "NVIDIA GeForce RTX 4080": "RTX-4080",
+    "NVIDIA GeForce RTX 4080 SUPER": "RTX-4080-SUPER",
+    "NVIDIA GeForce RTX 4090": "RTX-4090",
+    "NVIDIA GeForce RTX 5080": "RTX-5080",
     "NVIDIA GeForce RTX 5090": "RTX-5090",
     "AMD Instinct MI300X OAM": "MI300X",
     "Tesla V100-SXM2-16GB": "V100-SXM2-16GB",
     "Tesla V100-SXM2-32GB": "V100-SXM2-32GB",
     "Tesla V100-PCIE-16GB": "V100-PCIe-16GB",
+    "Tesla V100-FHHL-16GB": "V100-FHHL-16GB",
 }
 _SXM = {"H100-SXM", "H200-SXM", "B200", "B300", "A100-SXM4-80GB", "A100-SXM4-40GB", "V100-SXM2-16GB", "V100-SXM2-32GB"}
 

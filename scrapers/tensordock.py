@@ -2,9 +2,8 @@
 
 TensorDock's `price_per_hr` is per GPU and covers only the GPU: a VM also pays per vCPU-hour,
 per GB-hour of RAM and per GB-hour of storage (`pricing`), chosen at deploy time up to the
-location's `resources` maximum. The offers table has no columns for those components, so each
-offer keeps them in `tier` as `excludes per_vcpu_hr=…;per_gb_ram_hr=…;per_gb_storage_hr=…`
-(USD). Each location and GPU yields one offer per GPU count up to `max_count` (1, 2, 4, 8),
+location's `resources` maximum. Each offer says so in `price_excludes`, with those prices
+(`vcpu 0.003 USD/h; ram 0.002 USD/GB-h; storage 0.00005 USD/GB-h`). Each location and GPU yields one offer per GPU count up to `max_count` (1, 2, 4, 8),
 priced per GPU-hour. A listed GPU is deployable now, so offers are `available`; the feed gives
 no stock count. The key (`TENSORDOCK_API_KEY`) goes as a bearer token; without one the feed has
 been empty since about 2026-07-13 (providers.md), so the source requires it.
@@ -43,7 +42,7 @@ GPUS: dict[str, str] = {
 }
 # HGX boards: NVSwitch between the GPUs (V100 SXM2 boards use NVLink without a switch).
 _SXM = {"H100-SXM", "A100-SXM4-80GB"}
-COMPONENTS = ("per_vcpu_hr", "per_gb_ram_hr", "per_gb_storage_hr")
+COMPONENTS = {"per_vcpu_hr": ("vcpu", "h"), "per_gb_ram_hr": ("ram", "GB-h"), "per_gb_storage_hr": ("storage", "GB-h")}
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -70,7 +69,7 @@ def _offers(location: dict[str, Any], gpu: dict[str, Any], url: str, fetched_at:
     name: str = gpu["v0Name"]
     price = gpu["price_per_hr"]
     pricing = gpu["pricing"]
-    components = ";".join(f"{key}={_num(pricing[key])}" for key in COMPONENTS)
+    components = "; ".join(f"{label} {_num(pricing[key])} USD/{unit}" for key, (label, unit) in COMPONENTS.items())
     gpu_model = GPUS.get(name)
     problems = []
     if gpu_model is None:
@@ -89,12 +88,12 @@ def _offers(location: dict[str, Any], gpu: dict[str, Any], url: str, fetched_at:
             instance_type=f"{count}x {gpu['displayName']}",
             region=region,
             market="on_demand",
-            tier=f"excludes {components}",
+            tier=None,
             gpu_name=name,
             gpu_model=gpu_model,
             gpu_count=float(count),
             gpu_memory_gb=None,
-            vcpus=None,  # chosen at deploy time, priced per component (see tier)
+            vcpus=None,  # chosen at deploy time, priced per component (see price_excludes)
             ram_gb=None,
             price=float(price),
             price_unit="gpu_hour",
@@ -106,6 +105,7 @@ def _offers(location: dict[str, Any], gpu: dict[str, Any], url: str, fetched_at:
             fabric_gbps=None,
             source_url=url,
             scraped_at=fetched_at,
+            price_excludes=components,
         )
 
 

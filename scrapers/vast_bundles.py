@@ -11,8 +11,8 @@ onto the card's nameplate, and a figure that fits no nameplate of that card is r
 `num_gpus` is what the offer rents; `gpu_frac` is that share of the host's GPUs, not a fraction
 of a GPU. Each host also prices storage (`storage_cost`, USD per GB-month, charged while the
 instance exists, stopped or not) and bandwidth (`inet_up_cost` egress and `inet_down_cost`
-ingress, USD per GB). The offers table has no column for them, so they are kept in `tier` as
-`storage_usd_per_gb_month=…;egress_usd_per_gb=…;ingress_usd_per_gb=…`.
+ingress, USD per GB): they go to the offer's `storage_usd_per_gb_month`, `egress_usd_per_gb` and
+`ingress_usd_per_gb`, which the cost model uses in place of provider-wide terms.
 
 Keyless searches return at most 64 offers (since 2026-06-23); with `VAST_API_KEY` the key is
 sent as a bearer token and the search is complete.
@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import datetime
-from decimal import Decimal
 from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -134,10 +133,6 @@ def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> Pa
     # cpu_ram is the host's; the offer gets the same share of it as of the cores.
     ram_gb = gb_from_mib(o["cpu_ram"] * effective / cores) if cores and effective and o["cpu_ram"] else None
     available = bool(o["rentable"]) and not o["rented"]
-    extras = (
-        f"storage_usd_per_gb_month={_num(o['storage_cost'])};"
-        f"egress_usd_per_gb={_num(o['inet_up_cost'])};ingress_usd_per_gb={_num(o['inet_down_cost'])}"
-    )
     return Offer(
         provider="vast",
         offer_id=f"{o['id']}/{market}",
@@ -145,7 +140,7 @@ def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> Pa
         instance_type=f"{count}x {name} (machine {o['machine_id']})",
         region=o["geolocation"] or "unknown",
         market=market,
-        tier=extras,
+        tier=None,
         gpu_name=name,
         gpu_model=gpu_model,
         gpu_count=float(count),
@@ -162,6 +157,9 @@ def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> Pa
         fabric_gbps=None,
         source_url=url,
         scraped_at=fetched_at,
+        storage_usd_per_gb_month=_price(o["storage_cost"]),
+        egress_usd_per_gb=_price(o["inet_up_cost"]),
+        ingress_usd_per_gb=_price(o["inet_down_cost"]),
     )
 
 
@@ -179,9 +177,9 @@ def _model(name: str, gpu_ram_mib: float | None) -> tuple[str | None, str | None
     return None, f"memory_mismatch: {gpu_ram_mib} MiB fits no {name!r} nameplate ({', '.join(f'{n} GB' for n in nameplates)})"
 
 
-def _num(value: float | None) -> str:
-    """A price as plain decimal text (0.00005, not 5e-05); `null` when the provider gave none."""
-    return "null" if value is None else format(Decimal(repr(float(value))), "f")
+def _price(value: float | None) -> float | None:
+    """A host's storage or bandwidth price as given, to 1e-9 USD; None when the host gave none."""
+    return None if value is None else round(float(value), 9)
 
 
 SOURCE = Source(

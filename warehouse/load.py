@@ -44,6 +44,7 @@ class RunRecord:
     rows_fetched: int = 0
     rows_valid: int = 0
     rows_rejected: int = 0
+    rows_skipped: int = 0  # out of scope for the source (e.g. CPU-only VMs): counted, not stored
     pages: int = 0
     error: str | None = None
     rejected: list[Rejected] = field(default_factory=list)
@@ -136,6 +137,7 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
             "rows_fetched": run.rows_fetched,
             "rows_valid": run.rows_valid if status == "ok" else 0,
             "rows_rejected": run.rows_rejected,
+            "rows_skipped": run.rows_skipped,
             "pages": run.pages,
             "error": run.error,
         },

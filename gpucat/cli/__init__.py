@@ -22,6 +22,7 @@ app = typer.Typer(
 
 # Command modules register themselves on import.
 from gpucat.cli import catalog as _catalog  # noqa: E402,F401
+from gpucat.cli import cost as _cost  # noqa: E402,F401
 from gpucat.cli import fit as _fit  # noqa: E402,F401
 from gpucat.cli import memory as _memory  # noqa: E402,F401
 from gpucat.cli import providers as _providers  # noqa: E402,F401

@@ -83,7 +83,7 @@ def refresh(
     if as_json:
         echo_json({"state": state_name, "message": message, "sources": summary})
     else:
-        columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "duration_s", "error"]
+        columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "rows_skipped", "duration_s", "error"]
         print_table(columns, [[row[c] for c in columns] for row in summary], title=f"refresh: {message}")
     if any(row["status"] == "failed" for row in summary):
         raise typer.Exit(1)
@@ -149,7 +149,7 @@ SOURCE_DEFAULT = ("source", "provider", "key", "tables", "description")
 @app.command()
 @handle_errors
 def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Per source: last run, its age and status, rows loaded and rejected, unknown GPU names.
+    """Per source: last run, its age and status, rows loaded, rejected and skipped, unmapped GPUs.
 
     Also flags provider terms (billing, storage, egress) last verified more than 180 days ago.
     """
@@ -174,10 +174,11 @@ STATUS_COLUMNS = (
     Col("source", shrink=False), Col("provider"), Col("status", shrink=False), Col("last_run", "last run", get=lambda r: r.get("last_run_at")),
     Col("age", kind="age", get=lambda r: r.get("age_s")), Col("last_ok", "last ok", get=lambda r: r.get("last_ok_at")),
     Col("rows", kind="count", get=lambda r: r.get("rows_valid")), Col("rejected", kind="count", get=lambda r: r.get("rows_rejected")),
+    Col("skipped", kind="count", get=lambda r: r.get("rows_skipped")), Col("unmapped", kind="count", get=lambda r: r.get("unmapped_rows")),
     Col("unknown_gpus", "unknown GPUs", get=lambda r: r.get("unknown_gpus")), Col("error", get=lambda r: r.get("error")),
     Col("terms", get=lambda r: f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"),
 )  # fmt: skip
-STATUS_DEFAULT = ("source", "status", "age", "rows", "rejected", "terms", "unknown_gpus", "error")
+STATUS_DEFAULT = ("source", "status", "age", "rows", "rejected", "skipped", "unmapped", "terms", "unknown_gpus", "error")
 
 
 class Market(str, Enum):
@@ -299,12 +300,18 @@ def sql(
 def parse(
     source: Annotated[str, typer.Argument(help="Source name, e.g. aws-pricelist, aws-spot, azure-retail.")],
     files: Annotated[list[Path], typer.Argument(help="Saved response bodies, in the endpoint's own format.")],
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", help="Convert non-USD prices with this warehouse's exchange rates (default: none loaded).", show_default=False),
+    ] = None,
 ) -> None:
     """Print the normalized records of saved response bodies as JSON lines.
 
-    Each line has a `table` field: the destination table (e.g. `offers`), or `rejected_rows`
-    with the reasons for a row that would be rejected. URL and fetch time come from the
-    capture manifest when the file lives in a capture directory.
+    Each line has a `table` field: the destination table (e.g. `offers`), `rejected_rows`
+    with the reasons for a row that would be rejected, or `skipped` with how many rows a page
+    held that are not GPU offers (counted, never stored). URL and fetch time come from the
+    capture manifest when the file lives in a capture directory. Prices in another currency
+    than USD need rates: pass --db to use a warehouse's (else they show as `no_exchange_rate`).
     """
     from gpucat import pipeline
     from scrapers import get_source
@@ -316,7 +323,13 @@ def parse(
     check_names("source", [source], all_sources(), show_all=True)
     chosen = get_source(source)
     pages = pipeline.pages_from_files(files)
-    for item in pipeline.parse_source(chosen, pages):
+    rates = pipeline.NO_RATES
+    if db is not None:
+        from warehouse.db import connect
+
+        with connect(db, read_only=True) as con:
+            rates = pipeline.exchange_rates(con)
+    for item in pipeline.parse_source(chosen, pages, rates):
         if isinstance(item, Rejected):
             line: dict[str, Any] = {"table": "rejected_rows", "source": chosen.name, "table_name": item.table, "reasons": list(item.reasons), "row": item.row}
         else:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from gpucat import pipeline
 from gpucat.cli import app
-from schemas.records import Rejected
+from schemas.records import Offer, Rejected
 from scrapers import all_sources
 from tests.conftest import FIXTURES, fixture_files, fixture_pages
 from tests.drift_checks import fixture_rates
@@ -85,6 +85,8 @@ def test_status_counts_and_unknown_gpus_match_the_sources_own_parse(catalog_db, 
     unknown = sorted({r.reasons[0].split(": ", 1)[1].strip("'") for r in rejected if r.reasons[0].startswith("unknown_gpu")})
     assert (row["rows_valid"], row["rows_rejected"]) == (sum(b.frame.height for b in batch.batches), len(rejected))
     assert row["unknown_gpus"] == unknown
+    assert row["rows_skipped"] == batch.skipped
+    assert row["unmapped_rows"] == len([r for r in rejected if any(x.startswith("unknown_") for x in r.reasons)])
 
 
 def test_sql_formats(catalog_db):
@@ -194,3 +196,14 @@ def test_a_failed_export_leaves_no_partial_snapshot(catalog_db, tmp_path, monkey
     with db.connect(catalog_db, read_only=True) as con, pytest.raises(OSError):
         export.export_snapshot(con, tmp_path / "snaps")
     assert list((tmp_path / "snaps").iterdir()) == []
+
+
+def test_parse_converts_other_currencies_with_the_rates_of_a_warehouse(catalog_db):
+    """Without --db a non-USD price cannot be converted; with one, it is, and says which day's rate."""
+    name = next(n for n in SOURCES if any(isinstance(i, Offer) and i.currency != "USD" for i in pipeline.parse_source(all_sources()[n], fixture_pages(n), fixture_rates(FIXTURES))))
+    files = [str(f) for f in fixture_files(name)]
+    bare = [json.loads(line) for line in runner.invoke(app, ["parse", name, *files]).stdout.splitlines()]
+    assert any("no_exchange_rate" in r for line in bare if line["table"] == "rejected_rows" for r in line["reasons"])
+    rated = [json.loads(line) for line in runner.invoke(app, ["parse", name, *files, "--db", str(catalog_db)]).stdout.splitlines()]
+    converted = [line for line in rated if line["table"] == "offers" and line["currency"] != "USD"]
+    assert converted and all(line["fx_rate_date"] and line["usd_per_hour"] > 0 for line in converted)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpucat import pipeline
 from scrapers import get_source
-from schemas.records import ParseItem, Rejected
+from schemas.records import ParseItem, Rejected, Skipped
 from tests.conftest import FIXTURES
 
 FETCHED = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
@@ -34,18 +34,27 @@ def normalize_bytes(source: str, body: bytes, url: str = "https://example.invali
     return [plain(i) for i in normalize(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED), rates or NO_RATES)]
 
 
-def plain(item: ParseItem) -> dict | Rejected:
-    """A record as a plain dict with its table (whole-record comparisons); a rejection as it is."""
-    return item if isinstance(item, Rejected) else {"table": item.table, **item.as_row()}
+def plain(item: ParseItem) -> dict | Rejected | Skipped:
+    """A record as a plain dict with its table (whole-record comparisons); a rejection or skip as it is."""
+    return item if isinstance(item, Rejected | Skipped) else {"table": item.table, **item.as_row()}
 
 
 def offers(items: list[ParseItem]) -> list[dict]:
     """Records as plain dicts (with their table), for whole-record comparisons."""
-    return [plain(i) for i in items if not isinstance(i, Rejected)]
+    return [plain(i) for i in items if not isinstance(i, Rejected | Skipped)]
 
 
 def rejected(items: list[ParseItem]) -> list[Rejected]:
     return [i for i in items if isinstance(i, Rejected)]
+
+
+def skipped(items: list[ParseItem]) -> dict[str, int]:
+    """Rows set aside as out of scope, counted per reason."""
+    counts: dict[str, int] = {}
+    for item in items:
+        if isinstance(item, Skipped):
+            counts[item.reason] = counts.get(item.reason, 0) + item.count
+    return counts
 
 
 def by_id(items: list[ParseItem]) -> dict[str, dict]:

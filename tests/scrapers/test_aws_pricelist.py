@@ -6,7 +6,7 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import aws_pricelist
-from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
 
 US_EAST_1_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/20261113194237/us-east-1/index.csv"
 
@@ -62,6 +62,10 @@ def test_whole_record_p5():
         "usd_per_hour": 55.04,
         "usd_per_gpu_hour": 6.88,
         "fx_rate_date": None,
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
         "availability": "unknown",
         "available_count": None,
         "interconnect": "nvswitch",
@@ -102,9 +106,35 @@ def test_columns_are_found_by_name_whatever_their_order():
 
 
 def test_unknown_gpu_family_keeps_its_name_for_the_rejection():
-    body = PREAMBLE + HEADER + ROW.format(price="2.5", itype="g7e.2xlarge", gpus="1")
+    body = PREAMBLE + HEADER + ROW.format(price="99.5", itype="p7.48xlarge", gpus="8")
     items = parse_fixture_free(body)
-    assert [r.reasons for r in rejected(items)] == [("unknown_gpu: 'g7e'",)]
+    assert [r.reasons for r in rejected(items)] == [("unknown_gpu: 'p7'", "accelerated family of an unknown generation")]
+
+
+def test_a_family_the_grammar_calls_cpu_only_but_with_gpus_is_rejected_not_hidden():
+    body = PREAMBLE + HEADER + ROW.format(price="4.2", itype="x9z.8xlarge", gpus="2")
+    assert [r.reasons[0] for r in rejected(parse_fixture_free(body))] == ["unknown_gpu: 'x9z'"]
+
+
+def test_cpu_only_rows_are_skipped_and_counted():
+    body = PREAMBLE + HEADER + ROW.format(price="0.192", itype="m6i.xlarge", gpus="") + ROW.format(price="0.34", itype="c7i.2xlarge", gpus="")
+    items = parse_fixture_free(body)
+    assert (rejected(items), skipped(items)) == ([], {"not_gpu: not an accelerated instance family": 2})
+    assert not [i for i in items if isinstance(i, dict)]
+
+
+@pytest.mark.parametrize(
+    ("itype", "gpus", "gpu_model", "gpu_count"),
+    [
+        ("g7e.2xlarge", "1", "RTX-PRO-6000-Server", 1.0),
+        ("g4ad.8xlarge", "2", "Radeon-Pro-V520", 2.0),
+        ("trn2.48xlarge", "", "Trainium2", 16.0),  # the GPU column is empty for AWS chips
+        ("inf2.24xlarge", "", "Inferentia2", 6.0),
+    ],
+)
+def test_accelerators_with_or_without_a_gpu_column(itype, gpus, gpu_model, gpu_count):
+    [record] = [i for i in parse_fixture_free(PREAMBLE + HEADER + ROW.format(price="2.5", itype=itype, gpus=gpus)) if isinstance(i, dict)]
+    assert (record["gpu_model"], record["gpu_count"]) == (gpu_model, gpu_count)
 
 
 def parse_fixture_free(body: str):

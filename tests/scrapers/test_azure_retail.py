@@ -6,7 +6,7 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import azure_retail
-from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
 
 PAGES = ("azure/azure-retail/page-1.json", "azure/azure-retail/page-2.json", "azure/azure-retail/page-3.json")
 
@@ -18,13 +18,13 @@ def items():
 def test_linux_pay_as_you_go_and_spot_only():
     result = items()
     markets = [o["market"] for o in offers(result)]
-    # 62 on-demand + 60 spot (NOTES.md); Windows, Low Priority, Reservation, DevTest, usgov are out.
-    assert (markets.count("on_demand"), markets.count("spot")) == (62, 60)
+    # 63 on-demand + 62 spot (NOTES.md); Windows, Low Priority, Reservation, DevTest, usgov are out.
+    assert (markets.count("on_demand"), markets.count("spot")) == (63, 62)
     assert not [o for o in offers(result) if o["region"].startswith("usgov")]
 
 
 def test_placeholder_price_is_rejected_with_the_median():
-    [placeholder] = rejected(items())
+    [placeholder] = [r for r in rejected(items()) if r.reasons[0].startswith("placeholder_price")]
     assert placeholder.row["offer_id"] == "Standard_ND96isr_H100_v5/ukwest/on_demand"
     assert placeholder.reasons == ("placeholder_price: 0.01 is under 20% of the median 98.32 in other regions",)
 
@@ -52,6 +52,10 @@ def test_whole_record_nd_h100_v5():
         "usd_per_hour": 98.32,
         "usd_per_gpu_hour": 12.29,
         "fx_rate_date": None,
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
         "availability": "unknown",
         "available_count": None,
         "interconnect": "nvswitch",
@@ -83,11 +87,37 @@ def test_gpu_model_count_and_memory_from_the_sku_name(sku, gpu_model, count, mem
     assert (record["gpu_model"], record["gpu_count"], record["gpu_memory_gb"]) == (gpu_model, pytest.approx(count), memory_gb)
 
 
-def test_unknown_sku_is_rejected_as_unknown_gpu():
-    item = {**_item(), "armSkuName": "Standard_NC8ads_A10_v4", "meterName": "NC8ads A10 v4", "skuName": "NC8ads A10 v4"}
+def test_cpu_only_vms_are_skipped_and_counted_not_rejected():
+    result = items()
+    assert skipped(result) == {"not_gpu: not a GPU VM size": 2}
+    assert not [o for o in offers(result) if o["instance_type"] in ("Standard_D4s_v5", "Standard_E8s_v5")]
+    assert [r.reasons[0] for r in rejected(result) if "unknown" in r.reasons[0]] == ["unknown_gpu_count: 'Standard_NC24lds_xl_RTXPRO6000BSE_v6'"]
+
+
+def test_rtx_pro_6000_server_edition_vm():
+    record = by_id(items())["Standard_NC128ds_xl_RTXPRO6000BSE_v6/westus2/spot"]
+    assert (record["gpu_model"], record["gpu_count"], record["gpu_memory_gb"], record["vcpus"], record["usd_per_gpu_hour"]) == (
+        "RTX-PRO-6000-Server", 1.0, 96.0, 128.0, 1.47,
+    )
+
+
+def test_an_item_without_an_arm_name_is_named_from_its_sku_name():
+    record = by_id(items())["Standard_NC24ads_A100_v4/eastus2/spot"]
+    assert (record["gpu_model"], record["gpu_count"], record["market"], record["price"]) == ("A100-PCIe-80GB", 1.0, "spot", 1.2862)
+
+
+@pytest.mark.parametrize(
+    ("sku", "reasons"),
+    [
+        ("Standard_NV8ads_V710_v5", ("unknown_gpu: 'Standard_NV8ads_V710_v5'", "AMD Radeon PRO V710 has no gpu_models row")),
+        ("Standard_NC8ads_A10_v4", ("unknown_gpu_count: 'Standard_NC8ads_A10_v4'", "8 vCPUs is not a NC with A10 size the reviewed tables know")),
+    ],
+)
+def test_unplaceable_gpu_sizes_are_rejected_with_why(sku, reasons):
+    item = {**_item(), "armSkuName": sku, "meterName": "x", "skuName": "x"}
     body = ('{"Items": [' + __import__("json").dumps(item) + '], "NextPageLink": null}').encode()
     [result] = normalize_bytes("azure-retail", body)
-    assert result.reasons == ("unknown_gpu: 'Standard_NC8ads_A10_v4'",)
+    assert result.reasons == reasons
 
 
 def _item():

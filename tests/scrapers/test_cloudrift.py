@@ -43,6 +43,10 @@ def test_whole_record_rtx_pro_6000_in_texas():
         "usd_per_hour": 1.39,
         "usd_per_gpu_hour": 1.39,
         "fx_rate_date": None,
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
         "availability": "unavailable",  # 0 free nodes there
         "available_count": None,
         "interconnect": None,

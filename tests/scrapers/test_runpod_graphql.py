@@ -40,6 +40,10 @@ def test_whole_record_h100_sxm_secure_on_demand():
         "usd_per_hour": 2.99,
         "usd_per_gpu_hour": 2.99,
         "fx_rate_date": None,
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
         "availability": "available",
         "available_count": 8,
         "interconnect": None,
@@ -77,6 +81,36 @@ def test_unknown_gpu_type_is_rejected_once_and_the_placeholder_entry_is_ignored(
         (("unknown_gpu: 'NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb'",), "NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb")
     ]
     assert not [o for o in offers(result) if o["gpu_name"] == "unknown"]
+
+
+# The ten priced types a real gpuTypes answer carried that the first mapping lost (issue 7),
+# and the two RTX PRO 6000 editions, which are different cards (power, cooling).
+@pytest.mark.parametrize(
+    ("gpu_id", "gpu_model"),
+    [
+        ("NVIDIA GeForce RTX 3070", "RTX-3070"),
+        ("NVIDIA GeForce RTX 3080", "RTX-3080"),
+        ("NVIDIA GeForce RTX 3080 Ti", "RTX-3080-Ti"),
+        ("NVIDIA GeForce RTX 4070 Ti", "RTX-4070-Ti"),
+        ("NVIDIA GeForce RTX 4080", "RTX-4080"),
+        ("NVIDIA GeForce RTX 4080 SUPER", "RTX-4080-SUPER"),
+        ("NVIDIA GeForce RTX 5080", "RTX-5080"),
+        ("NVIDIA RTX 5000 Ada Generation", "RTX-5000-Ada"),
+        ("NVIDIA RTX A2000", "RTX-A2000"),
+        ("NVIDIA RTX A4500", "RTX-A4500"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000-Server"),
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX-PRO-6000"),
+    ],
+)
+def test_every_priced_type_maps_to_its_own_model(gpu_id, gpu_model):
+    mapped = {o["gpu_model"] for o in offers(items()) if o["gpu_name"] == gpu_id}
+    assert mapped == {gpu_model}
+
+
+def test_community_only_consumer_card_with_its_memory():
+    record = by_id(items())["NVIDIA GeForce RTX 3080/community/on_demand/1x"]
+    assert (record["gpu_model"], record["gpu_memory_gb"], record["usd_per_gpu_hour"], record["tier"]) == ("RTX-3080", 10.0, 0.17, "community")
+    assert not [i for i in by_id(items()) if i.startswith("NVIDIA GeForce RTX 3080/secure")]
 
 
 @pytest.mark.parametrize(

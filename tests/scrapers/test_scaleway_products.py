@@ -44,6 +44,10 @@ def test_whole_record_h100_sxm_8_in_par2():
         "usd_per_hour": round(25.3308 * 1.0705, 6),  # the fixtures' ECB rate, 1 EUR = 1.0705 USD
         "usd_per_gpu_hour": round(25.3308 * 1.0705 / 8, 6),
         "fx_rate_date": date(2024, 6, 28),
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
         "availability": "unknown",
         "available_count": None,
         "interconnect": "nvlink",

@@ -29,7 +29,11 @@ def test_whole_record_h100_sxm5_two_gpus():
         "instance_type": "2x H100 SXM5 80GB",
         "region": "Austin, Texas, United States",
         "market": "on_demand",
-        "tier": "excludes per_vcpu_hr=0.003;per_gb_ram_hr=0.002;per_gb_storage_hr=0.00005",
+        "tier": None,
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": "vcpu 0.003 USD/h; ram 0.002 USD/GB-h; storage 0.00005 USD/GB-h",
         "gpu_name": "h100-sxm5-80gb",
         "gpu_model": "H100-SXM",
         "gpu_count": 2.0,
@@ -56,7 +60,7 @@ def test_gpu_counts_stop_at_max_count_and_components_travel_with_each_offer():
     ids = by_id(items())
     assert sorted(i.rsplit("/", 1)[1] for i in ids if "/geforcertx4090-pcie-24gb/" in i) == ["1x", "2x", "4x"]
     helsinki = [o for o in ids.values() if o["region"].startswith("Helsinki")]
-    assert {o["tier"] for o in helsinki} == {"excludes per_vcpu_hr=0.004;per_gb_ram_hr=0.003;per_gb_storage_hr=0.0001"}
+    assert {o["price_excludes"] for o in helsinki} == {"vcpu 0.004 USD/h; ram 0.003 USD/GB-h; storage 0.0001 USD/GB-h"}
     assert len(ids) == 21
 
 

@@ -40,7 +40,11 @@ def test_whole_record_h100_sxm_on_demand():
         "instance_type": "8x H100 SXM (machine 31877)",
         "region": "Texas, US",
         "market": "on_demand",
-        "tier": "storage_usd_per_gb_month=0.15;egress_usd_per_gb=0.001;ingress_usd_per_gb=0.00117",
+        "tier": None,
+        "storage_usd_per_gb_month": 0.15,
+        "egress_usd_per_gb": 0.001,
+        "ingress_usd_per_gb": 0.00117,
+        "price_excludes": None,
         "gpu_name": "H100 SXM",
         "gpu_model": "H100-SXM",
         "gpu_count": 8.0,
@@ -76,7 +80,7 @@ def test_compute_price_excludes_the_storage_in_dph_total():
     sample = by_id(items())["11684738/on_demand"]
     # dph_total 0.2466759 = dph_base 0.2466667 + 5 GB of storage at 0.00133 USD/GB-month.
     assert sample["price"] == 0.246667
-    assert sample["tier"] == "storage_usd_per_gb_month=0.0013333333333333335;egress_usd_per_gb=0.0;ingress_usd_per_gb=0.0"
+    assert (sample["storage_usd_per_gb_month"], sample["egress_usd_per_gb"], sample["ingress_usd_per_gb"]) == (0.001333333, 0.0, 0.0)
 
 
 def test_mib_maps_to_the_nameplate_and_a_host_share_is_not_a_fractional_gpu():

@@ -1,6 +1,6 @@
 -- Currency: exchange rates as a scraped table, and the rate date on every converted offer.
--- Rates are USD per unit of a currency on the publisher's date (ECB reference rates, which are
--- quoted per euro, are turned into USD per unit by the parser). History works as for offers:
+-- Rates are USD per unit of a currency on the publisher's date (a publisher quoting rates
+-- against another base currency has them turned into USD per unit by its parser). History works as for offers:
 -- one row per distinct content; the current version of each (currency, rate_date) has
 -- valid_to NULL, and a new day's file closes the previous day's rows.
 CREATE TABLE exchange_rate_versions (

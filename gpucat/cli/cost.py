@@ -1,0 +1,140 @@
+"""`gpucat cost`: what a whole fine-tuning job costs on each configuration it fits, cheapest first."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gpucat.cli import app
+from gpucat.cli._common import echo_json, handle_errors
+from gpucat.cli._render import print_table
+from gpucat.cli.catalog import DbOption, _split
+from gpucat.cli._train_options import training_options
+from schemas.errors import UserInputError
+
+COLUMNS = ["provider", "offer", "GPUs", "est. hours", "compute $", "storage $", "egress $", "spot overhead $",
+           "total $", "availability", "interruptions", "not published"]  # fmt: skip
+
+
+@app.command("cost")
+@handle_errors
+@training_options(gpus=False, default_sharding="fsdp")
+def cost_command(  # type: ignore[no-untyped-def]
+    training,
+    tokens: Annotated[str, typer.Option("--tokens", "-t", show_default=False,
+        help="Training tokens in one epoch: 200M, 1.5B, 500k.")] = "",
+    epochs: Annotated[float, typer.Option("--epochs", help="Passes over the tokens.")] = 1.0,
+    spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
+    on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers (the default).")] = False,
+    both: Annotated[bool, typer.Option("--both", help="Spot and on-demand offers.")] = False,
+    checkpoint_every: Annotated[str, typer.Option("--checkpoint-every",
+        help="Checkpoint interval on spot (30m, 1h): half of it is lost at each interruption.")] = "30m",
+    retention: Annotated[str, typer.Option("--retention",
+        help="How long dataset and checkpoints stay stored after the run (7d, 12h, 0).")] = "7d",
+    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", show_default=False,
+        help="Dataset size in GB (default: the tokens as text, 4 bytes a token).")] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p",
+        help="Only these providers; repeat or comma-separate.")] = None,
+    available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
+    headroom: Annotated[float, typer.Option("--headroom", help="Fraction of each GPU's memory to keep free.")] = 0.1,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
+    top: Annotated[int, typer.Option("--top", "-n", help="Show the cheapest N configurations.")] = 20,
+    explain: Annotated[str | None, typer.Option("--explain", show_default=False,
+        help="Print the arithmetic for one offer id (or provider:offer_id).")] = None,
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list ranked by total instead of a table.")] = False,
+) -> None:
+    """Rank the configurations a fine-tuning job fits on by what the whole job costs.
+
+    For each configuration `gpucat fit` finds, it estimates the run time from the model, method
+    and GPUs (a FLOPs model calibrated on published throughputs), then adds compute billed in
+    the provider's increments, storage for dataset and checkpoints on storage that survives a
+    stop (for the run plus --retention), egress for downloading the result, and on spot the
+    expected interruptions' lost work and checkpoint writes. Every assumption is printed with
+    the answer. The rows are saved to the database: SELECT * FROM latest_job_costs.
+    """
+    from gpucat.cost.parse import duration_hours, token_count
+    from gpucat.cost.rank import CostOptions, job_costs
+    from warehouse.db import connect
+
+    if sum((spot, on_demand, both)) > 1:
+        raise UserInputError("--spot, --on-demand and --both exclude each other")
+    if not tokens:
+        raise UserInputError("--tokens is required, e.g. --tokens 200M")
+    options = CostOptions(
+        tokens=token_count(tokens),
+        epochs=epochs,
+        markets=("spot",) if spot else ("on_demand", "spot") if both else ("on_demand",),
+        checkpoint_every_h=duration_hours(checkpoint_every, "--checkpoint-every", default_unit="m"),
+        retention_h=duration_hours(retention, "--retention", default_unit="d", allow_zero=True),
+        dataset_gb=dataset_gb,
+        providers=_split(provider),
+        top=top if explain is None else 1_000_000,
+        headroom=headroom,
+        max_gpus=max_gpus,
+        available_only=available,
+    )
+    arch = training.arch()
+    settings = training.settings(arch)
+    with connect(db, read_only=True) as con:
+        result = job_costs(con, arch, settings, options)
+    if explain is not None:
+        _explain(result, explain)
+        return
+    _save(db, arch, settings, options, result)
+    if as_json:
+        echo_json([row.as_json() for row in result.rows])
+        return
+    typer.echo(f"{arch.name}, {settings.method}: {result.training_tokens:,.0f} training tokens")
+    if result.rows:
+        print_table(COLUMNS, [_table_row(r) for r in result.rows])
+    else:
+        typer.echo("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
+    for reason, names in result.skipped.items():
+        typer.echo(f"left out ({reason}): {', '.join(names)}")
+    if any(r.unknown for r in result.rows):
+        typer.echo(">= : a lower bound; the parts marked ? are not published by the provider")
+    typer.echo("assumed:")
+    for line in result.defaults:
+        typer.echo(f"  {line}")
+
+
+def _table_row(r) -> list:  # noqa: ANN001 - a CostRow
+    spot_note = "-" if r.interruption_label is None else f"{r.expected_interruptions:.2g} ({r.interruption_label})"
+    def usd(value: float | None) -> str:
+        return "?" if value is None else f"{value:.2f}"
+
+    return [r.provider, r.offer_id, f"{r.gpus} x {r.gpu_model}", f"{r.hours:.2f}", usd(r.compute_usd),
+            usd(r.storage_usd), usd(r.egress_usd), usd(r.spot_overhead_usd),
+            (">=" if r.unknown and r.unknown != ("billing increment",) else "") + usd(r.total_usd), r.availability,
+            spot_note, ", ".join(r.unknown) or "-"]  # fmt: skip
+
+
+def _explain(result, wanted: str) -> None:  # noqa: ANN001 - a CostResult
+    provider, _, offer_id = wanted.rpartition(":")
+    matches = [r for r in result.rows if r.offer_id == offer_id and (not provider or r.provider == provider)]
+    if not matches:
+        raise UserInputError(f"offer {wanted!r} is not among the configurations this job fits (see the table's offers)")
+    for row in matches:
+        for line in row.lines:
+            typer.echo(line)
+        typer.echo("")
+    typer.echo("assumed:")
+    for line in result.defaults:
+        typer.echo(f"  {line}")
+
+
+def _save(db, arch, settings, options, result) -> None:  # noqa: ANN001
+    """Keep the answer for SQL users; a database that cannot be written only costs a warning."""
+    import duckdb
+
+    from gpucat.cost.rank import save_job_costs
+    from schemas.errors import GpucatError
+    from warehouse.db import connect
+
+    try:
+        with connect(db) as con:
+            save_job_costs(con, arch, settings, options, result)
+    except (GpucatError, duckdb.Error) as exc:
+        typer.echo(f"note: not saved to job_costs ({str(exc).splitlines()[0]})", err=True)

@@ -1,0 +1,128 @@
+"""Hot Aisle: AMD Instinct VMs available to the key's team, priced in US cents per hour.
+
+Hot Aisle's API needs a key (`HOTAISLE_API_KEY`, sent as `Authorization: Token …`); without it
+the source is skipped. The key's user lists its teams at `/api/user/`; the first team's
+`/virtual_machines/available/` lists the VM configurations that can be provisioned now, each
+with `OnDemandPrice` in **cents** per instance-hour and `Specs` (RAM and disk in bytes, GPUs as
+`{count, model}`). A listed configuration is `available`; Hot Aisle gives no count. Hot Aisle
+has one site, `us-michigan-1` (gpuhunt providers/hotaisle.py), and no spot market.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+from urllib.parse import quote, urlsplit
+
+from schemas.errors import ParseError
+from schemas.records import Offer, ParseItem, Rejected
+from scrapers.base import Fetcher, Page, Source
+
+HOST = "admin.hotaisle.app"
+API = f"https://{HOST}/api"
+USER_URL = f"{API}/user/"
+REGION = "us-michigan-1"
+BYTES_PER_GIB = 2**30
+
+# Hot Aisle GPU `model` -> canonical model (Hot Aisle rents AMD Instinct only; gpuhunt
+# providers/hotaisle.py, dstack 0.22.3 release notes).
+GPU_MODELS: dict[str, str] = {
+    "MI300X": "MI300X",
+    "MI325X": "MI325X",
+    "MI355X": "MI355X",
+}
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    headers = {"Authorization": f"Token {fetcher.api_key}"} if fetcher.api_key else None
+    user = fetcher.get(USER_URL, headers=headers)
+    yield user
+    with user.open() as body:
+        handle = _first_team(json.loads(body.read()))
+    yield fetcher.get(f"{API}/teams/{quote(handle, safe='')}/virtual_machines/available/", headers=headers)
+
+
+def _first_team(user: Any) -> str:
+    teams = user.get("teams") if isinstance(user, dict) else None
+    if not teams or not isinstance(teams[0], dict) or not teams[0].get("handle"):
+        raise ParseError("Hot Aisle /user/ answer names no team for this key")
+    return teams[0]["handle"]
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    try:
+        payload = json.loads(body.read())
+    except ValueError as exc:
+        raise ParseError(f"Hot Aisle answer is not JSON: {exc}") from None
+    if urlsplit(url).path.rstrip("/").endswith("/user"):
+        _first_team(payload)  # the team lookup: no offers, but it must still name a team
+        return
+    if not isinstance(payload, list):
+        raise ParseError("Hot Aisle available-VM answer is not a JSON array")
+    for vm in payload:
+        try:
+            yield from _vm(vm, url, fetched_at)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+            raise ParseError(f"Hot Aisle VM entry is malformed: {exc!r}") from None
+
+
+def _vm(vm: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    specs = vm["Specs"]
+    gpus = specs["gpus"]
+    models = {gpu["model"] for gpu in gpus}
+    if len(models) != 1:
+        yield Rejected("offers", (f"unknown_gpu: {' + '.join(sorted(models))!r}", "expected one GPU model per VM"), vm)
+        return
+    gpu_name = models.pop()
+    if gpu_name not in GPU_MODELS:
+        yield Rejected("offers", (f"unknown_gpu: {gpu_name!r}",), vm)
+        return
+    cents = vm["OnDemandPrice"]
+    if not isinstance(cents, int | float) or isinstance(cents, bool) or cents <= 0:
+        yield Rejected("offers", (f"no_price: OnDemandPrice {cents!r}",), vm)
+        return
+    count = sum(int(gpu["count"]) for gpu in gpus)
+    cores = int(specs["cpu_cores"])
+    ram_gib = specs["ram_capacity"] / BYTES_PER_GIB
+    yield Offer(
+        provider="hotaisle",
+        offer_id=f"{count}x-{gpu_name}/{cores}c/{ram_gib:g}gib/on_demand",
+        source=SOURCE.name,
+        instance_type=f"{count}x {gpu_name}, {cores} vCPU, {ram_gib:g} GiB RAM",
+        region=REGION,
+        market="on_demand",
+        tier=None,
+        gpu_name=gpu_name,
+        gpu_model=GPU_MODELS[gpu_name],
+        gpu_count=float(count),
+        gpu_memory_gb=None,  # not stated: the model's nameplate memory
+        vcpus=float(cores),
+        ram_gb=round(specs["ram_capacity"] / 10**9, 3),
+        price=round(cents / 100, 6),
+        price_unit="instance_hour",
+        currency="USD",
+        availability="available",
+        available_count=None,
+        interconnect="infinity_fabric" if count > 1 else None,
+        fabric=None,
+        fabric_gbps=None,
+        source_url=url,
+        scraped_at=fetched_at,
+    )
+
+
+SOURCE = Source(
+    name="hotaisle",
+    provider="hotaisle",
+    description="Hot Aisle: AMD Instinct VM configurations available now, per-instance prices (key required)",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    api_key_env="HOTAISLE_API_KEY",
+    api_key_required=True,
+    docs_url="https://admin.hotaisle.app/api/docs",
+    gpu_targets=frozenset(GPU_MODELS.values()),
+)

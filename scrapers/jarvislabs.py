@@ -1,0 +1,154 @@
+"""Jarvislabs `server_meta`: per-GPU prices and free GPUs by region, for containers and VMs.
+
+`GET https://backendn.jarvislabs.net/misc/server_meta` with `Authorization: Bearer $JL_API_KEY`
+(the variable Jarvislabs' own CLI and dstack's gpuhunt read; a keyless refresh skips this
+source) answers `{"server_meta": [...], "cpu_meta": {...}}`. Each `server_meta` row is one GPU
+type in one region for one workload type: `container` (with Jupyter/IDE), `vm` (bare SSH) or
+null (older VM-capable rows). Prices are per GPU-hour; an instance takes 1..`num_gpus` GPUs, so
+each row gives offers for 1, 2, 4 and 8 GPUs up to that; `effective_num_free_devices` is the
+live stock. Spot exists for containers only, never for VMs, so a spot offer comes only from a
+container row with a `spot_price`. `cpu_meta` holds CPU-only machines: skipped and counted.
+
+GPU types map through a reviewed table; a type whose form factor or edition Jarvislabs does not
+state (A100 SXM or PCIe? RTX PRO 6000 Server or Workstation?) is rejected as `unknown_gpu` with
+that reason rather than guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+
+from schemas.errors import ParseError
+from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from scrapers.base import Fetcher, Source
+
+HOST = "backendn.jarvislabs.net"
+URL = f"https://{HOST}/misc/server_meta"
+GPU_COUNTS = (1, 2, 4, 8)
+
+# Jarvislabs gpu_type -> canonical gpu_model. H100: jarvislabs.ai/pricing lists "H100 SXM"
+# (quoted in shared/reference/providers.md); the RTX A-series and L4 come in one form only.
+GPU_TYPES: dict[str, str] = {
+    "H100": "H100-SXM",
+    "L4": "L4",
+    "RTX A6000": "RTX-A6000",
+    "A6000": "RTX-A6000",
+    "RTX A5000": "RTX-A5000",
+    "A5000": "RTX-A5000",
+}
+# gpu_types seen in server_meta whose canonical model the answer does not determine.
+AMBIGUOUS: dict[str, str] = {
+    "A100-80GB": "A100 80GB: SXM or PCIe is not stated",
+    "A100": "A100: SXM or PCIe (and 40 or 80 GB) is not stated",
+    "H200": "H200: SXM or NVL is not stated",
+    "RTX-PRO6000": "RTX PRO 6000: Server or Workstation edition is not stated",
+    "RTX PRO 6000": "RTX PRO 6000: Server or Workstation edition is not stated",
+}
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    yield fetcher.get(URL, headers={"Authorization": f"Bearer {fetcher.api_key}"})
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    try:
+        payload = json.loads(body.read())
+    except ValueError as exc:
+        raise ParseError(f"Jarvislabs server_meta is not JSON: {exc}") from None
+    rows = payload.get("server_meta") if isinstance(payload, dict) else None
+    if not isinstance(rows, list):
+        raise ParseError("Jarvislabs answer lacks a server_meta list")
+    for row in rows:
+        try:
+            yield from _offers(row, url, fetched_at)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ParseError(f"Jarvislabs server_meta row lacks field {exc}") from None
+    combos = ((payload.get("cpu_meta") or {}).get("combinations")) or []
+    if combos:
+        names = tuple(sorted({f"cpu-{c.get('vcpus')}x{c.get('ram_gb')}" for c in combos}))[:5]
+        yield Skipped("not_gpu: CPU-only machine (cpu_meta)", len(combos), names, url)
+
+
+def _offers(row: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    gpu_type, region = row["gpu_type"], row["region"]
+    workload = row.get("workload_type") or "vm"  # null marks older VM-capable rows
+    if gpu_type in AMBIGUOUS or gpu_type not in GPU_TYPES:
+        yield Rejected("offers", (f"unknown_gpu: {gpu_type!r}", AMBIGUOUS.get(gpu_type, "not in the reviewed table")), row)
+        return
+    price = _number(row.get("price_per_hour"))
+    if not price or price <= 0:
+        yield Rejected("offers", (f"no_price: {row.get('price_per_hour')!r}",), row)
+        return
+    free = _int(row.get("effective_num_free_devices"))
+    markets = [("on_demand", price, free if free is not None else _int(row.get("num_free_devices")))]
+    spot = _number(row.get("spot_price"))
+    if workload == "container" and spot and spot > 0:
+        markets.append(("spot", spot, _int(row.get("spot_num_free_devices"))))
+    max_gpus = _int(row.get("num_gpus")) or 1
+    for market, quoted, free in markets:
+        for count in (n for n in GPU_COUNTS if n <= max_gpus):
+            yield _offer(row, GPU_TYPES[gpu_type], workload, market, quoted, free, count, url, fetched_at)
+
+
+def _offer(
+    row: dict[str, Any], gpu_model: str, workload: str, market: str, price: float, free: int | None, count: int, url: str, fetched_at: datetime
+) -> Offer:
+    cpus, ram = _number(row.get("cpus_per_gpu")), _number(row.get("ram_per_gpu"))
+    return Offer(
+        provider="jarvislabs",
+        offer_id=f"{row['gpu_type']}/{row['region']}/{workload}/{market}/{count}x",
+        source=SOURCE.name,
+        instance_type=f"{count}x {row['gpu_type']} {workload}",
+        region=row["region"],
+        market=market,
+        tier=workload,
+        gpu_name=row["gpu_type"],
+        gpu_model=gpu_model,
+        gpu_count=float(count),
+        gpu_memory_gb=_number(row.get("vram")),
+        vcpus=cpus * count if cpus else None,
+        ram_gb=ram * count if ram else None,
+        price=price,
+        price_unit="gpu_hour",
+        currency="USD",
+        availability="unknown" if free is None else ("available" if free >= count else "unavailable"),
+        available_count=free,
+        interconnect=None if count == 1 else ("nvswitch" if gpu_model == "H100-SXM" else "pcie"),
+        fabric=None,
+        fabric_gbps=None,
+        source_url=url,
+        scraped_at=fetched_at,
+    )
+
+
+def _number(value: Any) -> float | None:
+    """Numbers come as numbers or as strings ("24", "8"); anything else is missing."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str) or value == "":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _int(value: Any) -> int | None:
+    number = _number(value)
+    return int(number) if number is not None else None
+
+
+SOURCE = Source(
+    name="jarvislabs",
+    provider="jarvislabs",
+    description="Jarvislabs server_meta: per-GPU prices and free GPUs per region; spot for containers only",
+    tables=("offers",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    api_key_env="JL_API_KEY",
+    api_key_required=True,
+    docs_url="https://jarvislabs.ai/pricing",
+    gpu_targets=frozenset(GPU_TYPES.values()),
+)

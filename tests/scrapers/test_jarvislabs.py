@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+from schemas.errors import MissingApiKey, ParseError
+from scrapers import jarvislabs
+from scrapers.http import Fetcher, make_client
+from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected, skipped
+
+
+def items():
+    return parse_fixture("jarvislabs", "jarvislabs/jarvislabs/server_meta.json")
+
+
+def test_whole_record_h100_container_spot():
+    record = by_id(items())["H100/india-noida-01/container/spot/2x"]
+    assert record == {
+        "table": "offers",
+        "provider": "jarvislabs",
+        "offer_id": "H100/india-noida-01/container/spot/2x",
+        "source": "jarvislabs",
+        "instance_type": "2x H100 container",
+        "region": "india-noida-01",
+        "market": "spot",
+        "tier": "container",
+        "gpu_name": "H100",
+        "gpu_model": "H100-SXM",
+        "gpu_count": 2.0,
+        "gpu_memory_gb": 80.0,
+        "vcpus": 32.0,
+        "ram_gb": 400.0,
+        "price": 1.61,
+        "price_unit": "gpu_hour",
+        "currency": "USD",
+        "fx_rate_date": None,
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
+        "usd_per_hour": 3.22,
+        "usd_per_gpu_hour": 1.61,
+        "availability": "available",
+        "available_count": 3,
+        "interconnect": "nvswitch",
+        "fabric": None,
+        "fabric_gbps": None,
+        "source_url": "https://backendn.jarvislabs.net/misc/server_meta",
+        "scraped_at": datetime(2026, 11, 20, 6, 0, 13, tzinfo=UTC),
+    }
+
+
+def test_counts_markets_and_the_vm_rule():
+    result = items()
+    assert len(offers(result)) == 23
+    # spot only for containers: the VM row of the same H100 has none
+    assert not [i for i in by_id(result) if i.startswith("H100/india-noida-01/vm/spot")]
+    assert sorted(i.rsplit("/", 1)[1] for i in by_id(result) if i.startswith("H100/india-noida-01/vm/on_demand")) == ["1x", "2x", "4x", "8x"]
+    # a null workload row is a VM row of one GPU
+    assert [i for i in by_id(result) if i.startswith("H100/europe-01")] == ["H100/europe-01/vm/on_demand/1x"]
+    # 5 free H100s: 4 are available, 8 are not
+    ids = by_id(result)
+    assert (ids["H100/india-noida-01/vm/on_demand/4x"]["availability"], ids["H100/india-noida-01/vm/on_demand/8x"]["availability"]) == ("available", "unavailable")
+
+
+def test_string_prices_and_empty_stock():
+    record = by_id(items())["RTX A6000/india-01/container/on_demand/1x"]
+    assert (record["gpu_model"], record["price"], record["availability"], record["available_count"]) == ("RTX-A6000", 0.79, "unavailable", 0)
+
+
+def test_undeterminable_gpus_are_rejected_and_cpu_machines_skipped():
+    result = items()
+    assert sorted(r.reasons for r in rejected(result)) == [
+        ("unknown_gpu: 'A100-80GB'", "A100 80GB: SXM or PCIe is not stated"),
+        ("unknown_gpu: 'RTX-PRO6000'", "RTX PRO 6000: Server or Workstation edition is not stated"),
+    ]
+    assert skipped(result) == {"not_gpu: CPU-only machine (cpu_meta)": 2}
+
+
+def row(**kw):
+    base = {"gpu_type": "L4", "region": "india-noida-01", "num_free_devices": 1, "price_per_hour": 0.44, "spot_price": 0.29,
+            "vram": "24", "cpus_per_gpu": 28, "ram_per_gpu": 124, "workload_type": "vm"}  # fmt: skip
+    return {**base, **kw}
+
+
+@pytest.mark.parametrize(
+    ("bad", "reasons"),
+    [
+        (row(price_per_hour=None), ("no_price: None",)),
+        (row(price_per_hour="bad"), ("no_price: 'bad'",)),
+        (row(gpu_type="Z9"), ("unknown_gpu: 'Z9'", "not in the reviewed table")),
+    ],
+    ids=["null-price", "text-price", "unknown"],
+)
+def test_bad_rows_are_rejected(bad, reasons):
+    [result] = parse_bytes("jarvislabs", json.dumps({"server_meta": [bad]}).encode())
+    assert result.reasons == reasons
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"detail": "Not authenticated"}', "lacks a server_meta list"),
+        (b'{"server_meta": [{"gpu_type": "L4"}]}', "lacks field 'region'"),
+        (b'{"server_meta": [', "not JSON"),
+    ],
+    ids=["error-object", "missing-field", "truncated"],
+)
+def test_bad_bodies_fail_the_source(body, message):
+    with pytest.raises(ParseError, match=message):
+        parse_bytes("jarvislabs", body)
+
+
+def test_fetch_sends_the_key_as_a_bearer_header_only(tmp_path):
+    sent = []
+
+    def handler(request):
+        sent.append(request)
+        return httpx.Response(200, json={"server_meta": []})
+
+    source = jarvislabs.SOURCE
+    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"JL_API_KEY": "jl-secret"})
+    [page] = jarvislabs.fetch(fetcher)
+    [request] = sent
+    assert request.headers["Authorization"] == "Bearer jl-secret" and "jl-secret" not in page.url
+
+
+def test_a_keyless_run_is_skipped_naming_the_variable(tmp_path):
+    source = jarvislabs.SOURCE
+    with pytest.raises(MissingApiKey, match="JL_API_KEY"):
+        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(200))), workdir=tmp_path, env={})
