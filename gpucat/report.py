@@ -4,7 +4,8 @@ Charts are plotly figures; plotly.js is inlined once in the page, so the file op
 CDN, no fetches). Sections: the on-demand and spot $/GPU-hour spread per GPU model (each dot is a
 provider's cheapest offer), $/GB of VRAM, availability by provider, the cheapest price over time
 from `offer_versions`, and, when a job is given, the configurations it fits on, ranked by hourly
-price as a chart and a table. The data behind each section is a named query in warehouse/sql.
+price as a chart and a table (and, given the training tokens, what the whole job costs on each,
+from gpucat.cost). The data behind each section is a named query in warehouse/sql.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Job:
     needs: str
     rows: list[dict[str, Any]]
     cost_note: str
+    costs: list[Any] = field(default_factory=list)  # gpucat.cost CostRow, cheapest job first
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,7 @@ p.lead, p.note { color: #555; } .chart { min-height: 420px; }
 table { border-collapse: collapse; font-size: .85rem; margin-top: .6rem; }
 th, td { padding: .25rem .6rem; border-bottom: 1px solid #e3e3e3; text-align: left; white-space: nowrap; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
-th { background: #f5f5f5; position: sticky; top: 0; }
+th { background: #f5f5f5; position: sticky; top: 0; } .scroll { overflow-x: auto; max-width: 100%; }
 """
 
 
@@ -225,7 +227,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Seque
                          for v, n in zip(row, numeric, strict=True)) + "</tr>"
         for row in rows
     )  # fmt: skip
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _chart(fig: Any, div_id: str) -> str:
@@ -271,6 +273,9 @@ def render_html(data: ReportData) -> str:
             [True, False, False, True, True, True, True, False, True, False, False, False, False],
         )  # fmt: skip
         body = (_chart(fit_figure(rows), "chart-fit") + fit_table) if rows else "<p>No current offer fits this job.</p>"
+        if job.costs:
+            body += ("<h3>What the whole job costs</h3>" + _chart(cost_figure(job.costs), "chart-cost")
+                     + _cost_table(job.costs))  # fmt: skip
         legend = "Green: fits; orange: tight (the estimate's error band reaches past the usable memory)."
         sections.append(("fit", f"Where {job.title} fits", f"{job.needs} {job.cost_note} {legend}", body))
     nav = " · ".join(f'<a href="#{key}">{html.escape(title)}</a>' for key, title, _, _ in sections)
@@ -295,23 +300,50 @@ def render_html(data: ReportData) -> str:
 
 
 def fit_job(con: duckdb.DuckDBPyConnection, arch: Any, settings: Any, tokens: float | None = None, limit: int = 25) -> Job:
-    """The fit section: `gpucat fit`'s ranking for this job (cheapest whole configuration first)."""
-    import importlib.util
-
+    """The job's section: `gpucat fit`'s ranking by hourly price and, with `tokens`, `gpucat cost`'s
+    ranking by what the whole job costs (on-demand and spot)."""
+    from gpucat.cost import CostOptions, job_costs
     from gpucat.fit import FitOptions, fit
 
     result = fit(con, arch, settings, FitOptions(limit=limit))
     needs = ", ".join(f"{n} GPU{'s' if n > 1 else ''}: {e.per_gpu_gb:.1f} GB" for n, e in result.estimates.items())
-    # The job's total cost needs gpucat.cost (throughput, billing steps, storage, egress); this
-    # build ranks by the hourly price of the whole configuration and says so.
-    if importlib.util.find_spec("gpucat.cost") is None:
-        cost_note = "Ranked by hourly price: the job-cost ranking needs gpucat.cost, which this build does not have."
-    else:
-        cost_note = "Ranked by hourly price; `gpucat cost` gives the job's total cost."
+    costs: list[Any] = []
     if tokens:
-        cost_note += f" Tokens asked for: {tokens:,.0f}."
+        costs = job_costs(con, arch, settings, CostOptions(tokens=tokens, markets=("on_demand", "spot"), top=limit)).rows
+        cost_note = (f"The job-cost ranking prices {tokens:,.0f} training tokens on each configuration (gpucat cost's "
+                     "defaults: one epoch, 30 min spot checkpoints, 7 days' storage); a total marked >= leaves out a "
+                     "term the provider does not publish.")  # fmt: skip
+    else:
+        cost_note = "Ranked by hourly price; give --tokens for the ranking by what the whole job costs."
     return Job(title=f"{arch.name} ({settings.method}, {settings.sharding})", needs=f"Memory per GPU: {needs}.",
-               rows=result.rows, cost_note=cost_note)  # fmt: skip
+               rows=result.rows, cost_note=cost_note, costs=costs)  # fmt: skip
+
+
+def cost_figure(costs: Sequence[Any]) -> Any:
+    """The job's total cost per configuration, stacked by part (compute, storage, egress, spot)."""
+    import plotly.graph_objects as go
+
+    labels = [f"{i + 1}. {c.provider} {c.gpus}× {c.gpu_model} {c.market}" for i, c in enumerate(costs)]
+    parts = (("compute", "compute_usd", "#1f77b4"), ("storage", "storage_usd", "#9467bd"),
+             ("egress", "egress_usd", "#8c564b"), ("spot overhead", "spot_overhead_usd", "#ff7f0e"))  # fmt: skip
+    fig = go.Figure()
+    for name, attr, colour in parts:
+        fig.add_trace(go.Bar(y=labels, x=[getattr(c, attr) or 0.0 for c in costs], name=name, orientation="h",
+                             marker={"color": colour}, hovertemplate="%{y}<br>" + name + ": $%{x:.2f}<extra></extra>"))  # fmt: skip
+    fig.update_layout(barmode="stack", xaxis={"title": "USD for the whole job"}, yaxis={"autorange": "reversed"},
+                      legend={"orientation": "h"}, height=max(300, 22 * len(costs) + 140), margin={"t": 30, "l": 10})  # fmt: skip
+    return fig
+
+
+def _cost_table(costs: Sequence[Any]) -> str:
+    return _table(
+        ["#", "provider", "GPUs", "market", "hours", "compute $", "storage $", "egress $", "spot $", "total $", "stock", "offer"],
+        [[i + 1, c.provider, f"{c.gpus}× {c.gpu_model}", c.market, f"{c.hours:,.2f}", money(c.compute_usd),
+          "?" if c.storage_usd is None else money(c.storage_usd), "?" if c.egress_usd is None else money(c.egress_usd),
+          money(c.spot_overhead_usd), (">=" if c.unknown else "") + money(c.total_usd), c.availability, c.offer_id]
+         for i, c in enumerate(costs)],
+        [True, False, False, False, True, True, True, True, True, True, False, False],
+    )  # fmt: skip
 
 
 def write_report(path: Any, data: ReportData) -> Any:

@@ -21,8 +21,9 @@ JOB = "Job (optional: the fit ranking)"
 def report_command(  # type: ignore[no-untyped-def]
     training,
     out: Annotated[Path, typer.Option("--out", "-o", help="HTML file to write.")] = Path("report.html"),
-    tokens: Annotated[float | None, typer.Option(
-        "--tokens", show_default=False, rich_help_panel=JOB, help="Training tokens of the job (shown with the fit ranking).",
+    tokens: Annotated[str | None, typer.Option(
+        "--tokens", "-t", show_default=False, rich_help_panel=JOB,
+        help="Training tokens (200M, 1.5B): adds the ranking by what the whole job costs.",
     )] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, rich_help_panel=JOB, help="Configurations in the fit ranking.")] = 25,
     db: DbOption = None,
@@ -31,7 +32,8 @@ def report_command(  # type: ignore[no-untyped-def]
     """Write one self-contained HTML report: price spread per GPU, $/GB, stock, price history.
 
     Every script and style is inline, so the file opens offline. With --model and --method it
-    adds where that fine-tuning job fits, ranked by hourly price, as a chart and a table.
+    adds where that fine-tuning job fits, ranked by hourly price, and with --tokens what the whole
+    job costs on each configuration (as `gpucat cost` computes it), each as a chart and a table.
     """
     from gpucat import report
     from warehouse.db import connect
@@ -40,13 +42,18 @@ def report_command(  # type: ignore[no-untyped-def]
         job = None
         if training.model or training.config:
             arch = training.arch()
-            job = report.fit_job(con, arch, training.settings(arch), tokens=tokens, limit=limit)
+            from gpucat.cost.parse import token_count
+
+            count = token_count(tokens) if tokens else None
+            job = report.fit_job(con, arch, training.settings(arch), tokens=count, limit=limit)
         data = report.collect(con, job)
     path = report.write_report(out, data)
     summary = {"path": str(path), "bytes": path.stat().st_size, "gpu_models": len(report.headline(data.spread)),
-               "offers": sum(r["offers"] for r in data.spread), "fit_rows": len(job.rows) if job else None}  # fmt: skip
+               "offers": sum(r["offers"] for r in data.spread), "fit_rows": len(job.rows) if job else None,
+               "cost_rows": len(job.costs) if job else None}  # fmt: skip
     if as_json:
         echo_json(summary)
     else:
         typer.echo(f"wrote {path} ({summary['bytes'] / 1e6:.1f} MB, {summary['gpu_models']} GPU models"
-                   + (f", {summary['fit_rows']} fitting configurations" if job else "") + ")")  # fmt: skip
+                   + (f", {summary['fit_rows']} fitting configurations" if job else "")
+                   + (f", {summary['cost_rows']} job costs" if job and job.costs else "") + ")")  # fmt: skip

@@ -16,7 +16,8 @@ from warehouse.db import connect
 
 runner = CliRunner()
 CHARTS = ["chart-spread", "chart-vram", "chart-availability", "chart-history"]
-JOB = ["--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "2e8"]
+JOB = ["--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "200M"]
+JOB_CHARTS = ["chart-fit", "chart-cost"]
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +34,9 @@ def test_the_page_is_self_contained(job_report):
     # Nothing is loaded from elsewhere: no external scripts, styles, images or frames.
     assert not re.search(r"<(script|link|img|iframe)[^>]+(src|href)\s*=", page, re.I)
     assert page.count("<script") >= len(CHARTS) + 2  # plotly.js inline, then one per chart
-    for div in [*CHARTS, "chart-fit"]:
+    for div in [*CHARTS, *JOB_CHARTS]:
         assert f'id="{div}"' in page
-    assert "Ranked by" in page  # the fit section says what the ranking is by
+    assert "200,000,000 training tokens" in page  # the cost section says what it priced
 
 
 def test_headline_has_the_cheapest_offer_of_each_model(catalog_db):
@@ -48,6 +49,14 @@ def test_headline_has_the_cheapest_offer_of_each_model(catalog_db):
     assert {m: r["on_demand_usd_per_gpu_hour"] for m, r in rows.items() if r["on_demand_usd_per_gpu_hour"]} == pytest.approx(cheapest)
     markdown = report.headline_markdown(list(rows.values()))
     assert all(f"| {model} |" in markdown for model in cheapest)
+
+
+def test_a_job_without_tokens_is_ranked_by_hourly_price_only(catalog_db, tmp_path):
+    out = tmp_path / "fit-only.html"
+    result = runner.invoke(app, ["report", "--out", str(out), "--db", str(catalog_db), *JOB[:4]])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert 'id="chart-fit"' in page and 'id="chart-cost"' not in page and "give --tokens" in page
 
 
 def test_report_without_a_job_has_no_fit_section(catalog_db, tmp_path):
@@ -74,7 +83,7 @@ def test_the_report_opens_offline_in_chromium_without_errors(job_report, tmp_pat
     run = load_page(binary, job_report, tmp_path / "profile", evaluate=DRAWN)
     assert run.errors == []
     assert [u for u in run.requests if not u.startswith(("file:", "data:", "about:"))] == []
-    assert sorted(run.evaluated["drawn"]) == sorted([*CHARTS, "chart-fit"]) and run.evaluated["tables"] > 10
+    assert sorted(run.evaluated["drawn"]) == sorted([*CHARTS, *JOB_CHARTS]) and run.evaluated["tables"] > 10
     shot = tmp_path / "report.png"
     shot.write_bytes(run.screenshot)
     assert_not_blank(run.screenshot)
