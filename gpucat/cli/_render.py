@@ -119,6 +119,8 @@ def age(seconds: float | None) -> str:
 def fmt(value: Any, kind: Kind = "text") -> str:
     if value is None:
         return ""
+    if isinstance(value, str):  # already formatted by the caller (e.g. "?" or ">=7.69")
+        return " ".join(value.split())
     if kind == "money":
         return money(value)
     if kind == "count":

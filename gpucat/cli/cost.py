@@ -8,14 +8,10 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
-from gpucat.cli._render import print_table
+from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapped, print_records
 from gpucat.cli.catalog import DbOption, _split
 from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
-
-COLUMNS = ["provider", "offer", "GPUs", "est. hours", "compute $", "storage $", "egress $", "spot overhead $",
-           "total $", "availability", "interruptions", "not published"]  # fmt: skip
-
 
 @app.command("cost")
 @handle_errors
@@ -42,6 +38,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     top: Annotated[int, typer.Option("--top", "-n", help="Show the cheapest N configurations.")] = 20,
     explain: Annotated[str | None, typer.Option("--explain", show_default=False,
         help="Print the arithmetic for one offer id (or provider:offer_id).")] = None,
+    columns: ColumnsOption = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list ranked by total instead of a table.")] = False,
 ) -> None:
@@ -75,6 +72,7 @@ def cost_command(  # type: ignore[no-untyped-def]
         max_gpus=max_gpus,
         available_only=available,
     )
+    shown = choose(COST_COLUMNS, COST_DEFAULT, columns)
     arch = training.arch()
     settings = training.settings(arch)
     with connect(db, read_only=True) as con:
@@ -86,29 +84,43 @@ def cost_command(  # type: ignore[no-untyped-def]
     if as_json:
         echo_json([row.as_json() for row in result.rows])
         return
-    typer.echo(f"{arch.name}, {settings.method}: {result.training_tokens:,.0f} training tokens")
+    echo_wrapped(f"{arch.name}, {settings.method}: {result.training_tokens:,.0f} training tokens")
     if result.rows:
-        print_table(COLUMNS, [_table_row(r) for r in result.rows])
+        print_records(shown, result.rows)  # type: ignore[arg-type]
     else:
-        typer.echo("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
-    for reason, names in result.skipped.items():
-        typer.echo(f"left out ({reason}): {', '.join(names)}")
+        echo_wrapped("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
+    notes = [f"left out ({reason}): {', '.join(names)}" for reason, names in result.skipped.items()]
     if any(r.unknown for r in result.rows):
-        typer.echo(">= : a lower bound; the parts marked ? are not published by the provider")
-    typer.echo("assumed:")
-    for line in result.defaults:
-        typer.echo(f"  {line}")
+        notes.append(">= : a lower bound; the parts marked ? are not published by the provider")
+    echo_text("\n".join([*notes, "assumed:", *(f"  - {line}" for line in result.defaults)]))
 
 
-def _table_row(r) -> list:  # noqa: ANN001 - a CostRow
-    spot_note = "-" if r.interruption_label is None else f"{r.expected_interruptions:.2g} ({r.interruption_label})"
-    def usd(value: float | None) -> str:
-        return "?" if value is None else f"{value:.2f}"
+def _usd(value: float | None) -> str | float:
+    return "?" if value is None else value
 
-    return [r.provider, r.offer_id, f"{r.gpus} x {r.gpu_model}", f"{r.hours:.2f}", usd(r.compute_usd),
-            usd(r.storage_usd), usd(r.egress_usd), usd(r.spot_overhead_usd),
-            (">=" if r.unknown and r.unknown != ("billing increment",) else "") + usd(r.total_usd), r.availability,
-            spot_note, ", ".join(r.unknown) or "-"]  # fmt: skip
+
+def _total(r) -> str:  # noqa: ANN001 - a CostRow
+    from gpucat.formats import money
+
+    return (">=" if r.unknown and r.unknown != ("billing increment",) else "") + money(r.total_usd)
+
+
+def _spot(r) -> str:  # noqa: ANN001 - a CostRow
+    return "-" if r.interruption_label is None else f"{r.expected_interruptions:.2g} ({r.interruption_label})"
+
+
+# Columns of the cost table (a CostRow each); the compact default fits 100 columns.
+COST_COLUMNS = (
+    Col("provider", get=lambda r: r.provider), Col("gpus", "GPUs", get=lambda r: f"{r.gpus} x {r.gpu_model}", shrink=False),
+    Col("market", get=lambda r: r.market, shrink=False), Col("hours", "est. hours", "num", lambda r: r.hours),
+    Col("compute", "compute $", "money", lambda r: r.compute_usd), Col("storage", "storage $", "money", lambda r: _usd(r.storage_usd)),
+    Col("egress", "egress $", "money", lambda r: _usd(r.egress_usd)), Col("spot", "spot $", "money", lambda r: r.spot_overhead_usd),
+    Col("total", "total $", "money", _total), Col("availability", get=lambda r: r.availability, shrink=False),
+    Col("offer", get=lambda r: r.offer_id), Col("region", get=lambda r: r.region), Col("interruptions", get=_spot),
+    Col("not_published", "not published", get=lambda r: ", ".join(r.unknown) or "-"),
+)  # fmt: skip
+COST_DEFAULT = ("provider", "gpus", "market", "hours", "compute", "storage", "egress", "spot", "total", "availability",
+                "interruptions", "not_published", "offer")  # fmt: skip
 
 
 def _explain(result, wanted: str) -> None:  # noqa: ANN001 - a CostResult

@@ -176,3 +176,18 @@ def test_memory_text_wraps_at_the_terminal_width_keeping_its_columns():
     assert max(len(line) for line in lines) <= 80
     piped = runner.invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "qlora"])
     assert " ".join(result.stdout.split()) == " ".join(piped.stdout.split())  # same words, only the breaks differ
+
+
+def test_cost_fits_100_columns_and_keeps_money_whole(catalog_db, tmp_path):
+    import shutil
+
+    db = tmp_path / "cost.duckdb"
+    shutil.copy(catalog_db, db)  # cost saves its rows
+    args = ["cost", "--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "200M", "--both", "--db", str(db)]
+    lines = invoke(*args, columns=100).stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    header = next(i for i, line in enumerate(lines) if line.startswith("provider"))
+    total = lines[header].index("total $") + len("total $")
+    cells = [line[:total].rsplit(" ", 1)[-1] for line in lines[header + 2 :] if line and not line.startswith(("left out", ">=", "assumed"))]
+    cells = [c for c in cells if c]
+    assert cells and all(MONEY.match(c.removeprefix(">=")) for c in cells[:20]), cells
