@@ -32,7 +32,9 @@ def cost_command(  # type: ignore[no-untyped-def]
         help="Dataset size in GB (default: the tokens as text, 4 bytes a token).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p",
         help="Only these providers; repeat or comma-separate.")] = None,
-    available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
+    available: Annotated[bool, typer.Option(
+        "--available", help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
+    )] = False,
     headroom: Annotated[float, typer.Option("--headroom", help="Fraction of each GPU's memory to keep free.")] = 0.1,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
     top: Annotated[int, typer.Option("--top", "-n", help="Show the cheapest N configurations.")] = 20,
@@ -51,6 +53,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     expected interruptions' lost work and checkpoint writes. Every assumption is printed with
     the answer. The rows are saved to the database: SELECT * FROM latest_job_costs.
     """
+    from gpucat import availability
     from gpucat.cost.parse import duration_hours, token_count
     from gpucat.cost.rank import CostOptions, job_costs
     from warehouse.db import connect
@@ -77,6 +80,11 @@ def cost_command(  # type: ignore[no-untyped-def]
     settings = training.settings(arch)
     with connect(db, read_only=True) as con:
         result = job_costs(con, arch, settings, options)
+        note = availability.available_note(con, options.providers) if available and not as_json else None
+        empty_because = None
+        if not result.rows and not as_json:
+            count = lambda o: len(job_costs(con, arch, settings, o).rows)  # noqa: E731
+            empty_because = availability.why_empty(options, count, COST_FILTERS)
     if explain is not None:
         _explain(result, explain)
         return
@@ -85,8 +93,12 @@ def cost_command(  # type: ignore[no-untyped-def]
         echo_json([row.as_json() for row in result.rows])
         return
     echo_wrapped(f"{arch.name}, {settings.method}: {result.training_tokens:,.0f} training tokens")
+    if note:
+        echo_wrapped(note)
     if result.rows:
         print_records(shown, result.rows)  # type: ignore[arg-type]
+    elif empty_because:
+        echo_wrapped(f"No current offer fits with published terms: {empty_because}.")
     else:
         echo_wrapped("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
     notes = [f"left out ({reason}): {', '.join(names)}" for reason, names in result.skipped.items()]
@@ -108,6 +120,10 @@ def _total(r) -> str:  # noqa: ANN001 - a CostRow
 def _spot(r) -> str:  # noqa: ANN001 - a CostRow
     return "-" if r.interruption_label is None else f"{r.expected_interruptions:.2g} ({r.interruption_label})"
 
+
+# Filters in the order an empty answer is explained: (label, CostOptions field, its "off" value).
+COST_FILTERS = (("--provider", "providers", ()), ("the market (--spot/--on-demand/--both)", "markets", ("on_demand", "spot")),
+                ("--available", "available_only", False))  # fmt: skip
 
 # Columns of the cost table (a CostRow each); the compact default fits 100 columns.
 COST_COLUMNS = (

@@ -191,3 +191,13 @@ def test_cost_fits_100_columns_and_keeps_money_whole(catalog_db, tmp_path):
     cells = [line[:total].rsplit(" ", 1)[-1] for line in lines[header + 2 :] if line and not line.startswith(("left out", ">=", "assumed"))]
     cells = [c for c in cells if c]
     assert cells and all(MONEY.match(c.removeprefix(">=")) for c in cells[:20]), cells
+
+
+def test_cost_available_says_what_it_means(catalog_db, tmp_path):
+    import shutil
+
+    db = tmp_path / "cost.duckdb"
+    shutil.copy(catalog_db, db)
+    args = ["cost", "--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "200M", "--provider", "aws,runpod", "--available"]
+    out = invoke(*args, "--db", str(db), columns=200).stdout
+    assert "stock reported by runpod; no stock published by aws (kept, shown as unknown)" in out
