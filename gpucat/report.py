@@ -299,24 +299,22 @@ def render_html(data: ReportData) -> str:
     return "\n".join(parts)
 
 
-def fit_job(con: duckdb.DuckDBPyConnection, arch: Any, settings: Any, tokens: float | None = None, limit: int = 25) -> Job:
-    """The job's section: `gpucat fit`'s ranking by hourly price and, with `tokens`, `gpucat cost`'s
-    ranking by what the whole job costs (on-demand and spot)."""
-    from gpucat.cost import CostOptions, job_costs
+def fit_job(con: duckdb.DuckDBPyConnection, arch: Any, settings: Any, *, limit: int = 25,
+            costs: Sequence[Any] = (), tokens: float | None = None) -> Job:
+    """The job's section: `gpucat fit`'s ranking by hourly price, and `costs` (gpucat.cost's CostRows
+    for `tokens` training tokens, computed by the caller) ranked by what the whole job costs."""
     from gpucat.fit import FitOptions, fit
 
     result = fit(con, arch, settings, FitOptions(limit=limit))
     needs = ", ".join(f"{n} GPU{'s' if n > 1 else ''}: {e.per_gpu_gb:.1f} GB" for n, e in result.estimates.items())
-    costs: list[Any] = []
     if tokens:
-        costs = job_costs(con, arch, settings, CostOptions(tokens=tokens, markets=("on_demand", "spot"), top=limit)).rows
         cost_note = (f"The job-cost ranking prices {tokens:,.0f} training tokens on each configuration (gpucat cost's "
                      "defaults: one epoch, 30 min spot checkpoints, 7 days' storage); a total marked >= leaves out a "
                      "term the provider does not publish.")  # fmt: skip
     else:
         cost_note = "Ranked by hourly price; give --tokens for the ranking by what the whole job costs."
     return Job(title=f"{arch.name} ({settings.method}, {settings.sharding})", needs=f"Memory per GPU: {needs}.",
-               rows=result.rows, cost_note=cost_note, costs=costs)  # fmt: skip
+               rows=result.rows, cost_note=cost_note, costs=list(costs))  # fmt: skip
 
 
 def cost_figure(costs: Sequence[Any]) -> Any:

@@ -13,30 +13,34 @@ from gpucat.cli.catalog import DbOption, _split
 from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
 
+JOB_PANEL = "The job"
+OFFERS_PANEL = "Offers to consider"
+
+
 @app.command("cost")
 @handle_errors
 @training_options(gpus=False, default_sharding="fsdp")
 def cost_command(  # type: ignore[no-untyped-def]
     training,
-    tokens: Annotated[str, typer.Option("--tokens", "-t", show_default=False,
+    tokens: Annotated[str, typer.Option("--tokens", "-t", rich_help_panel=JOB_PANEL, show_default=False,
         help="Training tokens in one epoch: 200M, 1.5B, 500k.")] = "",
-    epochs: Annotated[float, typer.Option("--epochs", help="Passes over the tokens.")] = 1.0,
-    spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
-    on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers (the default).")] = False,
-    both: Annotated[bool, typer.Option("--both", help="Spot and on-demand offers.")] = False,
-    checkpoint_every: Annotated[str, typer.Option("--checkpoint-every",
+    epochs: Annotated[float, typer.Option("--epochs", rich_help_panel=JOB_PANEL, help="Passes over the tokens.")] = 1.0,
+    spot: Annotated[bool, typer.Option("--spot", rich_help_panel=OFFERS_PANEL, help="Only spot offers.")] = False,
+    on_demand: Annotated[bool, typer.Option("--on-demand", rich_help_panel=OFFERS_PANEL, help="Only on-demand offers (the default).")] = False,
+    both: Annotated[bool, typer.Option("--both", rich_help_panel=OFFERS_PANEL, help="Spot and on-demand offers.")] = False,
+    checkpoint_every: Annotated[str, typer.Option("--checkpoint-every", rich_help_panel=JOB_PANEL,
         help="Checkpoint interval on spot (30m, 1h): half of it is lost at each interruption.")] = "30m",
-    retention: Annotated[str, typer.Option("--retention",
+    retention: Annotated[str, typer.Option("--retention", rich_help_panel=JOB_PANEL,
         help="How long dataset and checkpoints stay stored after the run (7d, 12h, 0).")] = "7d",
-    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", show_default=False,
+    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", rich_help_panel=JOB_PANEL, show_default=False,
         help="Dataset size in GB (default: the tokens as text, 4 bytes a token).")] = None,
-    provider: Annotated[list[str] | None, typer.Option("--provider", "-p",
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", rich_help_panel=OFFERS_PANEL,
         help="Only these providers; repeat or comma-separate.")] = None,
     available: Annotated[bool, typer.Option(
-        "--available", help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
+        "--available", rich_help_panel=OFFERS_PANEL, help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
     )] = False,
-    headroom: Annotated[float, typer.Option("--headroom", help="Fraction of each GPU's memory to keep free.")] = 0.1,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
+    headroom: Annotated[float, typer.Option("--headroom", rich_help_panel=OFFERS_PANEL, help="Fraction of each GPU's memory to keep free.")] = 0.1,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", rich_help_panel=OFFERS_PANEL, help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
     top: Annotated[int, typer.Option("--top", "-n", help="Show the cheapest N configurations.")] = 20,
     explain: Annotated[str | None, typer.Option("--explain", show_default=False,
         help="Print the arithmetic for one offer id (or provider:offer_id).")] = None,

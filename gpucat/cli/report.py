@@ -42,10 +42,14 @@ def report_command(  # type: ignore[no-untyped-def]
         job = None
         if training.model or training.config:
             arch = training.arch()
+            from gpucat.cost import CostOptions, job_costs
             from gpucat.cost.parse import token_count
 
+            settings = training.settings(arch)
             count = token_count(tokens) if tokens else None
-            job = report.fit_job(con, arch, training.settings(arch), tokens=count, limit=limit)
+            # What the whole job costs, on demand and spot, as `gpucat cost` computes it with its defaults.
+            costs = job_costs(con, arch, settings, CostOptions(tokens=count, markets=("on_demand", "spot"), top=limit)).rows if count else []
+            job = report.fit_job(con, arch, settings, limit=limit, costs=costs, tokens=count)
         data = report.collect(con, job)
     path = report.write_report(out, data)
     summary = {"path": str(path), "bytes": path.stat().st_size, "gpu_models": len(report.headline(data.spread)),

@@ -147,7 +147,7 @@ def test_parse_names_tables_that_sql_resolves(catalog_db):
         invoke("sql", f"SELECT * FROM {table} LIMIT 1", "--db", str(catalog_db))
 
 
-@pytest.mark.parametrize("command", ["memory", "fit", "report", "offers", "refresh"])
+@pytest.mark.parametrize("command", ["memory", "fit", "cost", "report", "offers", "refresh"])
 def test_help_reads_at_80_columns(command):
     result = invoke(command, "--help", columns=80)
     lines = result.stdout.splitlines()
