@@ -95,10 +95,23 @@ def refresh(
                 runs.extend(_settle(con, run, futures) for run, futures in chains)
         summary = [pipeline.summary_row(run) for run in runs]
         create_table_artifact(key="refresh-summary", table=summary, description="Sources refreshed by this run")
+        publish_price_artifacts(con)
     finally:
         con.close()
     ok, message = pipeline.refresh_outcome(summary)
     return Completed(message=message, data=summary) if ok else Failed(message=message, data=summary)
+
+
+def publish_price_artifacts(con: Any) -> None:
+    """The report's headline on the flow run: cheapest $/GPU-hour per GPU model, as a table and a bar chart."""
+    from prefect.artifacts import create_markdown_artifact
+
+    from gpucat import report
+
+    rows = report.headline(report.collect(con).spread)
+    create_table_artifact(key="price-headline", table=rows, description="Cheapest on-demand and spot $/GPU-hour per GPU model")
+    create_markdown_artifact(key="price-headline-chart", markdown=report.headline_markdown(rows),
+                             description="Cheapest on-demand $/GPU-hour per GPU model (gpucat report draws the full charts)")
 
 
 def _settle(con: Any, run: RunRecord, futures: list) -> RunRecord:

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import typer
 
+from gpucat.cli._common import OneLineErrors
+
 app = typer.Typer(
+    cls=OneLineErrors,
     name="gpucat",
     help="Which rented GPU fits a fine-tuning job, from whom, and at what price.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
 )
 
 # Command modules register themselves on import.
@@ -22,3 +26,4 @@ from gpucat.cli import cost as _cost  # noqa: E402,F401
 from gpucat.cli import fit as _fit  # noqa: E402,F401
 from gpucat.cli import memory as _memory  # noqa: E402,F401
 from gpucat.cli import providers as _providers  # noqa: E402,F401
+from gpucat.cli import report as _report  # noqa: E402,F401

@@ -9,6 +9,12 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
+from typer.core import TyperGroup
+
+try:  # recent typer vendors click as typer._click; older releases use click itself
+    from typer._click.exceptions import ClickException
+except ImportError:  # pragma: no cover
+    from click.exceptions import ClickException
 
 from schemas.errors import GpucatError
 
@@ -49,3 +55,24 @@ def handle_errors(fn: F) -> F:
 def echo_json(obj: Any) -> None:
     """Write one JSON document to stdout (dates as ISO strings)."""
     sys.stdout.write(json.dumps(obj, default=str, indent=2, sort_keys=False) + "\n")
+
+
+class OneLineErrors(TyperGroup):
+    """Usage errors (a bad option value, an unknown option) as one `error:` line, like every other
+    expected failure, instead of typer's boxed panel; the help screens keep rich's layout."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except ClickException as exc:
+            if type(exc).__name__ != "NoArgsIsHelpError":  # the help is already printed
+                ctx = getattr(exc, "ctx", None)
+                hint = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+                fail(exc.format_message() + hint, exc.exit_code)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            fail("aborted")
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)

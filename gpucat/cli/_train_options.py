@@ -19,85 +19,81 @@ from gpucat.memory.options import TrainingRequest
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# Help panels: the options grouped by topic so `--help` reads at 80 columns.
+MODEL = "Model and method"
+NUMERICS = "Precision and optimizer"
+LORA = "LoRA and QLoRA"
+BATCH = "Batch and sequence"
+SAVERS = "Memory savers"
+PARALLEL = "GPUs and sharding"
+
 ModelOption = Annotated[str | None, typer.Option(
-    "--model", "-m", show_default=False,
-    help="Model from `gpucat models` (repo id or alias, any case). An org/name repo id that is not in "
-    "the table is fetched from the Hugging Face Hub and cached, unless --offline.",
+    "--model", "-m", show_default=False, rich_help_panel=MODEL,
+    help="Name from `gpucat models` (repo id or alias), or an org/name Hub repo id (fetched and cached).",
 )]
 ConfigOption = Annotated[Path | None, typer.Option(
-    "--config", show_default=False, help="A Hugging Face config.json describing the model (instead of --model).",
+    "--config", show_default=False, rich_help_panel=MODEL, help="A Hugging Face config.json instead of --model.",
 )]
-OfflineOption = Annotated[bool, typer.Option("--offline", help="Never fetch config.json from the Hub.")]
+OfflineOption = Annotated[bool, typer.Option("--offline", rich_help_panel=MODEL, help="Never fetch config.json from the Hub.")]
 MethodOption = Annotated[str | None, typer.Option(
-    "--method", show_default=False, help="Required: full | lora | qlora (LoRA on a 4-bit base).",
+    "--method", show_default=False, rich_help_panel=MODEL, help="Required: full | lora | qlora (LoRA on a 4-bit base).",
 )]
 PrecisionOption = Annotated[str, typer.Option(
-    "--precision",
-    help="bf16-true (weights, gradients, optimizer states and activations in bf16) | bf16-mixed (fp32 "
-    "weights, gradients and states; bf16 autocast) | fp16-mixed | fp32.",
+    "--precision", rich_help_panel=NUMERICS,
+    help="bf16-true (all in bf16) | bf16-mixed (fp32 weights and states, bf16 autocast) | fp16-mixed | fp32.",
 )]
 OptimizerOption = Annotated[str, typer.Option(
-    "--optimizer",
-    help="adamw | adamw-8bit | paged-adamw-8bit (bitsandbytes) | sgd (with momentum) | adafactor (factored, "
-    "no momentum).",
+    "--optimizer", rich_help_panel=NUMERICS, help="adamw | adamw-8bit | paged-adamw-8bit | sgd (momentum) | adafactor.",
 )]
 LoraRankOption = Annotated[int | None, typer.Option(
-    "--lora-rank", show_default=False, help="LoRA rank r, for lora and qlora (default 16).",
+    "--lora-rank", show_default=False, rich_help_panel=LORA, help="LoRA rank r (default 16).",
 )]
 LoraTargetsOption = Annotated[str | None, typer.Option(
-    "--lora-targets", show_default=False,
-    help="Adapted projections: qv | attn (q, k, v, o) | all-linear (attention and MLP; the default).",
+    "--lora-targets", show_default=False, rich_help_panel=LORA,
+    help="qv | attn (q, k, v, o) | all-linear (attention and MLP; the default).",
 )]
 LoraDropoutOption = Annotated[float | None, typer.Option(
-    "--lora-dropout", show_default=False,
-    help="LoRA dropout probability (default 0); above 0 each adapter keeps a dropped copy of its input.",
+    "--lora-dropout", show_default=False, rich_help_panel=LORA,
+    help="Dropout probability (default 0); above 0 each adapter keeps a dropped copy of its input.",
 )]
 QuantOption = Annotated[str | None, typer.Option(
-    "--quant", show_default=False,
-    help="qlora base-weight storage: nf4-dq (NF4 with double quantization; the default) | nf4 | int8.",
+    "--quant", show_default=False, rich_help_panel=LORA, help="qlora base weights: nf4-dq (default) | nf4 | int8.",
 )]
-BatchOption = Annotated[int, typer.Option("--batch", "-b", help="Micro-batch size per GPU, in sequences.")]
+BatchOption = Annotated[int, typer.Option("--batch", "-b", rich_help_panel=BATCH, help="Micro-batch per GPU, in sequences.")]
 SeqLenOption = Annotated[int, typer.Option(
-    "--seq-len", "-s",
-    help="Tokens per sequence in the longest batch: the packed length, or the longest sample when "
-    "batches are padded.",
+    "--seq-len", "-s", rich_help_panel=BATCH, help="Tokens per sequence: the packed length, or the longest padded sample.",
 )]
 TargetLenOption = Annotated[int | None, typer.Option(
-    "--target-len", show_default=False,
-    help="Decoder length of an encoder-decoder model such as T5 (default: --seq-len).",
+    "--target-len", show_default=False, rich_help_panel=BATCH, help="Decoder length of an encoder-decoder (T5); default --seq-len.",
+)]
+GradAccumOption = Annotated[int, typer.Option(
+    "--grad-accum", rich_help_panel=BATCH, help="Micro-batches per optimizer step; above 1 gradients stay allocated.",
 )]
 CheckpointingOption = Annotated[bool, typer.Option(
-    "--grad-checkpointing/--no-grad-checkpointing",
+    "--grad-checkpointing/--no-grad-checkpointing", rich_help_panel=SAVERS,
     help="Recompute each layer in backward instead of keeping its activations.",
 )]
 AttentionOption = Annotated[str, typer.Option(
-    "--attention",
-    help="flash (FlashAttention or PyTorch SDPA: memory linear in length) | eager (keeps seq x seq scores).",
+    "--attention", rich_help_panel=SAVERS, help="flash (memory linear in length) | eager (keeps seq x seq scores).",
 )]
 CrossEntropyOption = Annotated[str, typer.Option(
-    "--cross-entropy",
-    help="standard (fp32 logits buffers for the whole batch) | chunked (torchtune's chunked loss) | "
-    "fused (Liger, Cut Cross-Entropy, or a chunked loss under torch.compile).",
-)]
-GradAccumOption = Annotated[int, typer.Option(
-    "--grad-accum", help="Micro-batches per optimizer step; above 1 gradients stay allocated through forward.",
-)]
-GpusOption = Annotated[int, typer.Option("--gpus", "-g", help="Data-parallel GPUs sharing the run.")]
-ShardingOption = Annotated[str, typer.Option(
-    "--sharding",
-    help="none | ddp (replicas and gradient buckets) | zero1 (optimizer states) | zero2 (+ gradients) | "
-    "zero3 (+ parameters) | fsdp (FULL_SHARD).",
-)]
-OffloadOption = Annotated[str, typer.Option(
-    "--offload",
-    help="none | optimizer (states, master weights and gradients to host RAM) | params (also the "
-    "parameters; needs zero3 or fsdp).",
+    "--cross-entropy", rich_help_panel=SAVERS,
+    help="standard (fp32 logits for the batch) | chunked (torchtune) | fused (Liger, Cut Cross-Entropy).",
 )]
 OffloadActivationsOption = Annotated[bool, typer.Option(
-    "--offload-activations", help="Stream checkpointed activations to host RAM (torchtune).",
+    "--offload-activations", rich_help_panel=SAVERS, help="Stream checkpointed activations to host RAM (torchtune).",
 )]
 OptimizerInBackwardOption = Annotated[bool, typer.Option(
-    "--optimizer-in-backward", help="Apply each gradient during backward and free it (torchtune).",
+    "--optimizer-in-backward", rich_help_panel=SAVERS, help="Apply each gradient in backward and free it (torchtune).",
+)]
+GpusOption = Annotated[int, typer.Option("--gpus", "-g", rich_help_panel=PARALLEL, help="Data-parallel GPUs sharing the run.")]
+ShardingOption = Annotated[str, typer.Option(
+    "--sharding", rich_help_panel=PARALLEL,
+    help="none | ddp | zero1 (optimizer states) | zero2 (+ gradients) | zero3 (+ parameters) | fsdp (FULL_SHARD).",
+)]
+OffloadOption = Annotated[str, typer.Option(
+    "--offload", rich_help_panel=PARALLEL,
+    help="none | optimizer (states, master weights, gradients to host RAM) | params (also weights; zero3/fsdp).",
 )]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,7 +14,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, fail, handle_errors
-from gpucat.cli._render import age, err_console, print_csv, print_json_records, print_table
+from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
 
 DbOption = Annotated[
@@ -55,12 +56,17 @@ def refresh(
     from scrapers.capture import read_manifest
     from warehouse.db import db_path
 
+    from gpucat.suggest import check_sources_or_providers
+
     names = _split(providers)
+    check_sources_or_providers(names)
     sources = select_sources(names or None)  # unknown names fail here, before anything starts
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line
     tracked = bool(os.environ.get("PREFECT_API_URL"))
-    with _ProgressTable([s.name for s in sources], enabled=not as_json) as display:
+    from gpucat.cli._progress import RefreshProgress
+
+    with RefreshProgress([s.name for s in sources], quiet=as_json) as display:
         unsubscribe = progress.subscribe(display.update)
         try:
             if tracked:
@@ -108,47 +114,11 @@ def _quiet_prefect(verbose: bool) -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 
 
-class _ProgressTable:
-    """A live per-source table on stderr, fed by pipeline progress events."""
-
-    def __init__(self, sources: list[str], enabled: bool):
-        self.state = {s: ("waiting", "") for s in sources}
-        self.enabled = enabled and err_console.is_terminal
-        self.live: Any = None
-
-    def __enter__(self) -> _ProgressTable:
-        if self.enabled:
-            from rich.live import Live
-
-            self.live = Live(self._render(), console=err_console, transient=True, refresh_per_second=8)
-            self.live.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.live is not None:
-            self.live.__exit__(*exc)
-
-    def update(self, source: str, stage: str, detail: str | None) -> None:
-        self.state[source] = (stage, detail or "")
-        if self.live is not None:
-            self.live.update(self._render())
-
-    def _render(self) -> Any:
-        from rich.table import Table
-
-        table = Table(title="refreshing", header_style="bold")
-        table.add_column("source")
-        table.add_column("stage")
-        table.add_column("detail", overflow="fold")
-        for source, (stage, detail) in self.state.items():
-            table.add_row(source, stage, detail)
-        return table
-
-
 @app.command()
 @handle_errors
 def sources(
     markdown: Annotated[bool, typer.Option("--markdown", help="Print the README's Markdown table.")] = False,
+    columns: ColumnsOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The registered sources: provider, hosts, API key variable, tables, what each loads."""
@@ -165,14 +135,20 @@ def sources(
     if as_json:
         echo_json(rows)
         return
-    columns = ["source", "provider", "key", "tables", "description"]
-    key = lambda r: (r["api_key_env"] + (" (required)" if r["api_key_required"] else " (optional)")) if r["api_key_env"] else "none"  # noqa: E731
-    print_table(columns, [[r["source"], r["provider"], key(r), ", ".join(r["tables"]), r["description"]] for r in rows])
+    print_records(choose(SOURCE_COLUMNS, SOURCE_DEFAULT, columns), rows)
+
+
+SOURCE_COLUMNS = (
+    Col("source", shrink=False), Col("provider"),
+    Col("key", get=lambda r: (r["api_key_env"] + (" (required)" if r["api_key_required"] else " (optional)")) if r["api_key_env"] else "none"),
+    Col("tables"), Col("hosts"), Col("description"), Col("docs_url"),
+)  # fmt: skip
+SOURCE_DEFAULT = ("source", "provider", "key", "tables", "description")
 
 
 @app.command()
 @handle_errors
-def status(db: DbOption = None, as_json: JsonOption = False) -> None:
+def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOption = False) -> None:
     """Per source: last run, its age and status, rows loaded, rejected and skipped, unmapped GPUs.
 
     Also flags provider terms (billing, storage, egress) last verified more than 180 days ago.
@@ -188,19 +164,21 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     if as_json:
         echo_json(rows)
         return
-    columns = ["source", "status", "last run", "age", "last ok", "rows", "rejected", "skipped", "unmapped", "unknown GPUs", "error", "terms"]
-    print_table(
-        columns,
-        [
-            [r["source"], r["status"], r.get("last_run_at"), age(r.get("age_s")), r.get("last_ok_at"), r.get("rows_valid"),
-             r.get("rows_rejected"), r.get("rows_skipped"), r.get("unmapped_rows"), r.get("unknown_gpus"), r.get("error"),
-             f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"]
-            for r in rows
-        ],
-    )  # fmt: skip
+    print_records(choose(STATUS_COLUMNS, STATUS_DEFAULT, columns), rows)
     stale = sorted(provider for provider, a in terms_age.items() if a["terms_stale"])
     if stale:
-        typer.echo(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")
+        echo_wrapped(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")
+
+
+STATUS_COLUMNS = (
+    Col("source", shrink=False), Col("provider"), Col("status", shrink=False), Col("last_run", "last run", get=lambda r: r.get("last_run_at")),
+    Col("age", kind="age", get=lambda r: r.get("age_s")), Col("last_ok", "last ok", get=lambda r: r.get("last_ok_at")),
+    Col("rows", kind="count", get=lambda r: r.get("rows_valid")), Col("rejected", kind="count", get=lambda r: r.get("rows_rejected")),
+    Col("skipped", kind="count", get=lambda r: r.get("rows_skipped")), Col("unmapped", kind="count", get=lambda r: r.get("unmapped_rows")),
+    Col("unknown_gpus", "unknown GPUs", get=lambda r: r.get("unknown_gpus")), Col("error", get=lambda r: r.get("error")),
+    Col("terms", get=lambda r: f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"),
+)  # fmt: skip
+STATUS_DEFAULT = ("source", "status", "age", "rows", "rejected", "skipped", "unmapped", "terms", "unknown_gpus", "error")
 
 
 class Market(str, Enum):
@@ -220,36 +198,73 @@ def offers(
     max_price: Annotated[float | None, typer.Option("--max-price", help="Maximum USD per GPU-hour.", min=0)] = None,
     spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
     on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers.")] = False,
-    available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
+    available: Annotated[bool, typer.Option(
+        "--available", help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
+    )] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many rows.", min=1)] = 50,
+    columns: ColumnsOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Current offers, cheapest per GPU-hour first."""
-    from gpucat import catalog
+    from gpucat import availability, catalog, suggest
     from warehouse.db import connect
 
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
+    shown = choose(OFFER_COLUMNS, OFFER_DEFAULT, columns)
+    gpus, providers = _split(gpu), _split(provider)
+    suggest.check_gpus(gpus)
+    suggest.check_providers(providers)
+    query = OfferQuery(gpus=tuple(gpus), providers=tuple(providers), min_gpu_memory_gb=min_gpu_memory,
+                       max_usd_per_gpu_hour=max_price, market="spot" if spot else "on_demand" if on_demand else None,
+                       available_only=available)  # fmt: skip
     with connect(db, read_only=True) as con:
-        result = catalog.offers(
-            con,
-            gpus=_split(gpu),
-            providers=_split(provider),
-            min_gpu_memory_gb=min_gpu_memory,
-            max_usd_per_gpu_hour=max_price,
-            market="spot" if spot else "on_demand" if on_demand else None,
-            available_only=available,
-            limit=limit,
-        )
+        result = catalog.offers(con, **asdict(query), limit=limit)
+        note = availability.available_note(con, providers) if available and not as_json else None
+        empty_because = None
+        if not result.rows and not as_json:
+            count = lambda q: len(catalog.offers(con, **asdict(q), limit=1_000_000).rows)  # noqa: E731
+            empty_because = availability.why_empty(query, count, OFFER_FILTERS)
     if as_json:
         print_json_records(result.columns, result.rows)
         return
-    shown = {"provider": "provider", "instance_type": "instance", "region": "region", "market": "market", "tier": "tier",
-             "gpu_model": "gpu", "gpu_count": "gpus", "gpu_memory_gb": "GB/gpu", "usd_per_hour": "$/h",
-             "usd_per_gpu_hour": "$/gpu-h", "availability": "stock", "interconnect": "link", "fabric": "fabric"}  # fmt: skip
-    index = [result.columns.index(c) for c in shown]
-    print_table(list(shown.values()), [[row[i] for i in index] for row in result.rows])
+    if not result.rows:
+        echo_wrapped(f"No current offer matches: {empty_because}." if empty_because else "No current offer matches.")
+        return
+    print_records(shown, result.records())
+    if note:
+        echo_wrapped(note, err=True)
+
+
+@dataclass(frozen=True)
+class OfferQuery:
+    """The filters of `gpucat offers`, so an empty answer can name the one that emptied it."""
+
+    gpus: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()
+    min_gpu_memory_gb: float | None = None
+    max_usd_per_gpu_hour: float | None = None
+    market: str | None = None
+    available_only: bool = False
+
+
+OFFER_FILTERS = (
+    ("--gpu", "gpus", ()), ("--provider", "providers", ()), ("--min-gpu-memory", "min_gpu_memory_gb", None),
+    ("--spot/--on-demand", "market", None), ("--max-price", "max_usd_per_gpu_hour", None), ("--available", "available_only", False),
+)  # fmt: skip
+
+
+OFFER_COLUMNS = (
+    Col("provider"), Col("instance", get=lambda r: r["instance_type"]), Col("region"),
+    Col("market", shrink=False), Col("tier"), Col("gpu", get=lambda r: r["gpu_model"], shrink=False), Col("gpus", kind="count", get=lambda r: r["gpu_count"]),
+    Col("gb", "GB/gpu", "gb", lambda r: r["gpu_memory_gb"]), Col("vcpus", kind="count"), Col("ram", "RAM GB", "gb", lambda r: r["ram_gb"]),
+    Col("price", "$/gpu-h", "money", lambda r: r["usd_per_gpu_hour"]), Col("hourly", "$/h", "money", lambda r: r["usd_per_hour"]),
+    Col("stock", get=lambda r: r["availability"], shrink=False), Col("in_stock", "# in stock", "count", lambda r: r["available_count"]),
+    Col("link", get=lambda r: r["interconnect"]), Col("fabric"), Col("currency"), Col("offer_id"), Col("source"),
+    Col("source_url"), Col("scraped_at"),
+)  # fmt: skip
+OFFER_DEFAULT = ("provider", "gpu", "gpus", "gb", "price", "hourly", "market", "stock", "region", "instance")
 
 
 class SqlFormat(str, Enum):
@@ -302,6 +317,10 @@ def parse(
     from scrapers import get_source
     from schemas.records import Rejected
 
+    from gpucat.suggest import check_names
+    from scrapers import all_sources
+
+    check_names("source", [source], all_sources(), show_all=True)
     chosen = get_source(source)
     pages = pipeline.pages_from_files(files)
     rates = pipeline.NO_RATES
@@ -325,7 +344,7 @@ def _json_default(value: Any) -> str:
 @app.command()
 @handle_errors
 def export(
-    out: Annotated[Path | None, typer.Option("--out", help="Folder to write snapshot=<timestamp>/ under.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder to write snapshot=TIMESTAMP/ under.")] = None,
     verify: Annotated[
         Path | None, typer.Option("--verify", help="Check an existing snapshot folder against its manifest instead.")
     ] = None,

@@ -8,13 +8,13 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
-from gpucat.cli._render import print_table
+from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapped, print_records
 from gpucat.cli.catalog import DbOption, _split
 from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
 
-COLUMNS = ["provider", "offer", "GPUs", "est. hours", "compute $", "storage $", "egress $", "spot overhead $",
-           "total $", "availability", "interruptions", "not published"]  # fmt: skip
+JOB_PANEL = "The job"
+OFFERS_PANEL = "Offers to consider"
 
 
 @app.command("cost")
@@ -22,26 +22,29 @@ COLUMNS = ["provider", "offer", "GPUs", "est. hours", "compute $", "storage $", 
 @training_options(gpus=False, default_sharding="fsdp")
 def cost_command(  # type: ignore[no-untyped-def]
     training,
-    tokens: Annotated[str, typer.Option("--tokens", "-t", show_default=False,
+    tokens: Annotated[str, typer.Option("--tokens", "-t", rich_help_panel=JOB_PANEL, show_default=False,
         help="Training tokens in one epoch: 200M, 1.5B, 500k.")] = "",
-    epochs: Annotated[float, typer.Option("--epochs", help="Passes over the tokens.")] = 1.0,
-    spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
-    on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers (the default).")] = False,
-    both: Annotated[bool, typer.Option("--both", help="Spot and on-demand offers.")] = False,
-    checkpoint_every: Annotated[str, typer.Option("--checkpoint-every",
+    epochs: Annotated[float, typer.Option("--epochs", rich_help_panel=JOB_PANEL, help="Passes over the tokens.")] = 1.0,
+    spot: Annotated[bool, typer.Option("--spot", rich_help_panel=OFFERS_PANEL, help="Only spot offers.")] = False,
+    on_demand: Annotated[bool, typer.Option("--on-demand", rich_help_panel=OFFERS_PANEL, help="Only on-demand offers (the default).")] = False,
+    both: Annotated[bool, typer.Option("--both", rich_help_panel=OFFERS_PANEL, help="Spot and on-demand offers.")] = False,
+    checkpoint_every: Annotated[str, typer.Option("--checkpoint-every", rich_help_panel=JOB_PANEL,
         help="Checkpoint interval on spot (30m, 1h): half of it is lost at each interruption.")] = "30m",
-    retention: Annotated[str, typer.Option("--retention",
+    retention: Annotated[str, typer.Option("--retention", rich_help_panel=JOB_PANEL,
         help="How long dataset and checkpoints stay stored after the run (7d, 12h, 0).")] = "7d",
-    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", show_default=False,
+    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", rich_help_panel=JOB_PANEL, show_default=False,
         help="Dataset size in GB (default: the tokens as text, 4 bytes a token).")] = None,
-    provider: Annotated[list[str] | None, typer.Option("--provider", "-p",
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", rich_help_panel=OFFERS_PANEL,
         help="Only these providers; repeat or comma-separate.")] = None,
-    available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
-    headroom: Annotated[float, typer.Option("--headroom", help="Fraction of each GPU's memory to keep free.")] = 0.1,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
+    available: Annotated[bool, typer.Option(
+        "--available", rich_help_panel=OFFERS_PANEL, help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
+    )] = False,
+    headroom: Annotated[float, typer.Option("--headroom", rich_help_panel=OFFERS_PANEL, help="Fraction of each GPU's memory to keep free.")] = 0.1,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", rich_help_panel=OFFERS_PANEL, help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
     top: Annotated[int, typer.Option("--top", "-n", help="Show the cheapest N configurations.")] = 20,
     explain: Annotated[str | None, typer.Option("--explain", show_default=False,
         help="Print the arithmetic for one offer id (or provider:offer_id).")] = None,
+    columns: ColumnsOption = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list ranked by total instead of a table.")] = False,
 ) -> None:
@@ -54,6 +57,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     expected interruptions' lost work and checkpoint writes. Every assumption is printed with
     the answer. The rows are saved to the database: SELECT * FROM latest_job_costs.
     """
+    from gpucat import availability
     from gpucat.cost.parse import duration_hours, token_count
     from gpucat.cost.rank import CostOptions, job_costs
     from warehouse.db import connect
@@ -75,10 +79,16 @@ def cost_command(  # type: ignore[no-untyped-def]
         max_gpus=max_gpus,
         available_only=available,
     )
+    shown = choose(COST_COLUMNS, COST_DEFAULT, columns)
     arch = training.arch()
     settings = training.settings(arch)
     with connect(db, read_only=True) as con:
         result = job_costs(con, arch, settings, options)
+        note = availability.available_note(con, options.providers) if available and not as_json else None
+        empty_because = None
+        if not result.rows and not as_json:
+            count = lambda o: len(job_costs(con, arch, settings, o).rows)  # noqa: E731
+            empty_because = availability.why_empty(options, count, COST_FILTERS)
     if explain is not None:
         _explain(result, explain)
         return
@@ -86,29 +96,51 @@ def cost_command(  # type: ignore[no-untyped-def]
     if as_json:
         echo_json([row.as_json() for row in result.rows])
         return
-    typer.echo(f"{arch.name}, {settings.method}: {result.training_tokens:,.0f} training tokens")
+    echo_wrapped(f"{arch.name}, {settings.method}: {result.training_tokens:,.0f} training tokens")
+    if note:
+        echo_wrapped(note)
     if result.rows:
-        print_table(COLUMNS, [_table_row(r) for r in result.rows])
+        print_records(shown, result.rows)  # type: ignore[arg-type]
+    elif empty_because:
+        echo_wrapped(f"No current offer fits with published terms: {empty_because}.")
     else:
-        typer.echo("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
-    for reason, names in result.skipped.items():
-        typer.echo(f"left out ({reason}): {', '.join(names)}")
+        echo_wrapped("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
+    notes = [f"left out ({reason}): {', '.join(names)}" for reason, names in result.skipped.items()]
     if any(r.unknown for r in result.rows):
-        typer.echo(">= : a lower bound; the parts marked ? are not published by the provider")
-    typer.echo("assumed:")
-    for line in result.defaults:
-        typer.echo(f"  {line}")
+        notes.append(">= : a lower bound; the parts marked ? are not published by the provider")
+    echo_text("\n".join([*notes, "assumed:", *(f"  - {line}" for line in result.defaults)]))
 
 
-def _table_row(r) -> list:  # noqa: ANN001 - a CostRow
-    spot_note = "-" if r.interruption_label is None else f"{r.expected_interruptions:.2g} ({r.interruption_label})"
-    def usd(value: float | None) -> str:
-        return "?" if value is None else f"{value:.2f}"
+def _usd(value: float | None) -> str | float:
+    return "?" if value is None else value
 
-    return [r.provider, r.offer_id, f"{r.gpus} x {r.gpu_model}", f"{r.hours:.2f}", usd(r.compute_usd),
-            usd(r.storage_usd), usd(r.egress_usd), usd(r.spot_overhead_usd),
-            (">=" if r.unknown and r.unknown != ("billing increment",) else "") + usd(r.total_usd), r.availability,
-            spot_note, ", ".join(r.unknown) or "-"]  # fmt: skip
+
+def _total(r) -> str:  # noqa: ANN001 - a CostRow
+    from gpucat.formats import money
+
+    return (">=" if r.unknown and r.unknown != ("billing increment",) else "") + money(r.total_usd)
+
+
+def _spot(r) -> str:  # noqa: ANN001 - a CostRow
+    return "-" if r.interruption_label is None else f"{r.expected_interruptions:.2g} ({r.interruption_label})"
+
+
+# Filters in the order an empty answer is explained: (label, CostOptions field, its "off" value).
+COST_FILTERS = (("--provider", "providers", ()), ("the market (--spot/--on-demand/--both)", "markets", ("on_demand", "spot")),
+                ("--available", "available_only", False))  # fmt: skip
+
+# Columns of the cost table (a CostRow each); the compact default fits 100 columns.
+COST_COLUMNS = (
+    Col("provider", get=lambda r: r.provider), Col("gpus", "GPUs", get=lambda r: f"{r.gpus} x {r.gpu_model}", shrink=False),
+    Col("market", get=lambda r: r.market, shrink=False), Col("hours", "est. hours", "num", lambda r: r.hours),
+    Col("compute", "compute $", "money", lambda r: r.compute_usd), Col("storage", "storage $", "money", lambda r: _usd(r.storage_usd)),
+    Col("egress", "egress $", "money", lambda r: _usd(r.egress_usd)), Col("spot", "spot $", "money", lambda r: r.spot_overhead_usd),
+    Col("total", "total $", "money", _total), Col("availability", get=lambda r: r.availability, shrink=False),
+    Col("offer", get=lambda r: r.offer_id), Col("region", get=lambda r: r.region), Col("interruptions", get=_spot),
+    Col("not_published", "not published", get=lambda r: ", ".join(r.unknown) or "-"),
+)  # fmt: skip
+COST_DEFAULT = ("provider", "gpus", "market", "hours", "compute", "storage", "egress", "spot", "total", "availability",
+                "interruptions", "not_published", "offer")  # fmt: skip
 
 
 def _explain(result, wanted: str) -> None:  # noqa: ANN001 - a CostResult

@@ -8,10 +8,12 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
-from gpucat.cli._render import print_table
+from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, jsonable, print_records
 from gpucat.cli.catalog import DbOption, _split
 from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
+
+OFFERS = "Offers to consider"
 
 
 @app.command("fit")
@@ -19,13 +21,16 @@ from schemas.errors import UserInputError
 @training_options(gpus=False, default_sharding="fsdp")
 def fit_command(  # type: ignore[no-untyped-def]
     training,
-    headroom: Annotated[float, typer.Option("--headroom", help="Fraction of each GPU's memory to keep free.")] = 0.1,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
-    spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
-    on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers.")] = False,
-    provider: Annotated[list[str] | None, typer.Option("--provider", help="Only these providers; repeat or comma-separate.")] = None,
-    available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
+    headroom: Annotated[float, typer.Option("--headroom", rich_help_panel=OFFERS, help="Fraction of each GPU's memory to keep free.")] = 0.1,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", rich_help_panel=OFFERS, help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
+    spot: Annotated[bool, typer.Option("--spot", rich_help_panel=OFFERS, help="Only spot offers.")] = False,
+    on_demand: Annotated[bool, typer.Option("--on-demand", rich_help_panel=OFFERS, help="Only on-demand offers.")] = False,
+    provider: Annotated[list[str] | None, typer.Option("--provider", rich_help_panel=OFFERS, help="Only these providers; repeat or comma-separate.")] = None,
+    available: Annotated[bool, typer.Option(
+        "--available", rich_help_panel=OFFERS, help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
+    )] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many configurations.", min=1)] = 30,
+    columns: ColumnsOption = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
 ) -> None:
@@ -35,13 +40,16 @@ def fit_command(  # type: ignore[no-untyped-def]
     per GPU, then finds single instances with that many GPUs, and several identical instances
     where the offer has a multi-node fabric (EFA, InfiniBand). Each row shows the need per GPU
     against the card's memory, and notes where the card lacks bf16 or 4-bit kernels.
-    The same answer in SQL: SELECT * FROM fit_offers(per_gpu_gb := <need>, gpus := <n>).
+    The same answer in SQL: `SELECT * FROM fit_offers(per_gpu_gb := NEED, gpus := N)`.
     """
+    from gpucat import availability, suggest
     from gpucat.fit import FitOptions, fit
     from warehouse.db import connect
 
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
+    shown = choose(FIT_COLUMNS, FIT_DEFAULT, columns)
+    suggest.check_providers(_split(provider))
     arch = training.arch()
     settings = training.settings(arch)
     options = FitOptions(
@@ -54,6 +62,11 @@ def fit_command(  # type: ignore[no-untyped-def]
     )
     with connect(db, read_only=True) as con:
         result = fit(con, arch, settings, options)
+        note = availability.available_note(con, options.providers) if available and not as_json else None
+        empty_because = None
+        if not result.rows:
+            count = lambda o: len(fit(con, arch, settings, o).rows)  # noqa: E731
+            empty_because = availability.why_empty(options, count, FIT_FILTERS)
     if as_json:
         echo_json(
             {
@@ -61,22 +74,34 @@ def fit_command(  # type: ignore[no-untyped-def]
                 "per_gpu_gb": {str(n): e.per_gpu_gb for n, e in result.estimates.items()},
                 "per_gpu_gb_high": {str(n): e.per_gpu_gb_high for n, e in result.estimates.items()},
                 "headroom": headroom,
-                "offers": result.rows,
+                "offers": [jsonable(r) for r in result.rows],
             }
         )
         return
-    needs = ", ".join(f"{n} GPU{'s' if n > 1 else ''}: {e.per_gpu_gb:.1f} GB" for n, e in result.estimates.items())
-    typer.echo(f"{arch.name}, {settings.method}: memory per GPU ({settings.sharding}) {needs}")
+    # No-break spaces keep "2 GPUs: 10.7 GB" on one line when the sentence wraps.
+    needs = ", ".join(f"{n}\u00a0GPU{'s' if n > 1 else ''}:\u00a0{e.per_gpu_gb:.1f}\u00a0GB" for n, e in result.estimates.items())
+    echo_wrapped(f"{arch.name}, {settings.method}: memory per GPU ({settings.sharding}) {needs}")
+    if note:
+        echo_wrapped(note)
     if not result.rows:
-        typer.echo("No current offer fits. Try more GPUs (--max-gpus), sharding, qlora, or checkpointing.")
+        if empty_because:
+            echo_wrapped(f"No current offer fits: {empty_because}.")
+        else:
+            echo_wrapped("No current offer fits. Try more GPUs (--max-gpus), sharding, qlora, or checkpointing.")
         return
-    columns = ["provider", "instance", "region", "market", "gpu", "GPUs", "nodes", "need GB/gpu", "GB/gpu", "fit", "$/h", "stock", "notes"]
-    print_table(
-        columns,
-        [
-            [r["provider"], r["instance_type"], r["region"], r["market"] + (f" ({r['tier']})" if r["tier"] else ""),
-             r["gpu_model"], r["gpus_total"], r["nodes"], round(r["need_gb_per_gpu"], 1), r["gpu_memory_gb"],
-             r["fit"], round(r["usd_per_hour_total"], 2), r["availability"], "; ".join(r["notes"])]
-            for r in result.rows
-        ],
-    )  # fmt: skip
+    print_records(shown, result.rows)
+
+
+# Filters in the order an empty answer is explained: (label, FitOptions field, its "off" value).
+FIT_FILTERS = (("--provider", "providers", ()), ("--spot/--on-demand", "market", None), ("--available", "available_only", False))
+
+FIT_COLUMNS = (
+    Col("provider"), Col("instance", get=lambda r: r["instance_type"]), Col("region"), Col("market", shrink=False), Col("tier"),
+    Col("gpu", get=lambda r: r["gpu_model"], shrink=False), Col("gpus", "GPUs", "count", lambda r: r["gpus_total"]),
+    Col("nodes", kind="count"), Col("need", "need GB", "gb", lambda r: round(r["need_gb_per_gpu"], 1)),
+    Col("gb", "GB/gpu", "gb", lambda r: r["gpu_memory_gb"]), Col("fit", shrink=False),
+    Col("hourly", "$/h", "money", lambda r: r["usd_per_hour_total"]), Col("price", "$/gpu-h", "money", lambda r: r["usd_per_gpu_hour"]),
+    Col("stock", get=lambda r: r["availability"], shrink=False), Col("link", get=lambda r: r["interconnect"]), Col("fabric"),
+    Col("notes", get=lambda r: "; ".join(r["notes"])), Col("offer_id"), Col("source_url"),
+)  # fmt: skip
+FIT_DEFAULT = ("provider", "gpu", "gpus", "need", "gb", "fit", "hourly", "market", "stock", "region", "instance", "notes")

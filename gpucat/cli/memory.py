@@ -34,7 +34,9 @@ def memory(training, as_json: JsonOption = False) -> None:  # type: ignore[no-un
     else:
         from gpucat.memory.report import format_estimate
 
-        typer.echo(format_estimate(arch, estimate))
+        from gpucat.cli._render import echo_text
+
+        echo_text(format_estimate(arch, estimate))
 
 
 @app.command("models")
@@ -55,6 +57,13 @@ def models(
     if query:
         q = query.lower()
         rows = tuple(a for a in rows if q in a.name.lower() or q in a.alias.lower() or q in a.family.lower())
+        if not rows:
+            from gpucat.suggest import nearest
+            from schemas.errors import UserInputError
+
+            names = [n for a in load_model_archs() for n in (a.alias, a.name)]
+            hint = nearest(query, names)
+            raise UserInputError(f"no model matches {query!r}" + (f"; did you mean {' or '.join(map(repr, hint))}?" if hint else ""))
     if as_json:
         echo_json([asdict(a) for a in rows])
         return

@@ -8,7 +8,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
-from gpucat.cli._render import print_table
+from gpucat.cli._render import Col, ColumnsOption, choose, print_records
 from gpucat.cli.catalog import DbOption, JsonOption, _split
 
 
@@ -53,6 +53,7 @@ def providers(
     provider: Annotated[
         list[str] | None, typer.Option("--provider", "-p", help="Only these providers; repeat or comma-separate.")
     ] = None,
+    columns: ColumnsOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -64,20 +65,25 @@ def providers(
     from gpucat import terms
     from warehouse.db import connect
 
+    from gpucat.suggest import check_names
+
     names = _split(provider)
+    shown = choose(PROVIDER_COLUMNS, PROVIDER_DEFAULT, columns)
     with connect(db, read_only=True) as con:
+        check_names("provider", names, [r["provider"] for r in terms.side_by_side(con, []).records()], show_all=True)
         if as_json:
             echo_json(terms.in_full(con, names))
             return
         rows = terms.side_by_side(con, names).records()
-    columns = ["provider", "billing", "stopped billed", "spot", "fabric", "storage $/GB-mo", "egress $/GB",
-               "free egress GB/mo", "verified"]  # fmt: skip
-    print_table(
-        columns,
-        [
-            [r["provider"], _billing(r), _yes_no(r["stopped_instances_billed"]), _spot(r), _fabric(r),
-             r["persistent_storage_usd_per_gb_month"], r["egress_usd_per_gb"], r["egress_free_gb_month"],
-             f"{r['oldest_verified_on']}{' (stale)' if r['stale'] else ''}"]
-            for r in rows
-        ],
-    )  # fmt: skip
+    print_records(shown, rows)
+
+
+PROVIDER_COLUMNS = (
+    Col("provider", shrink=False), Col("billing", get=_billing), Col("stopped_billed", "billed stopped", get=lambda r: _yes_no(r["stopped_instances_billed"])),
+    Col("spot", get=_spot), Col("fabric", get=_fabric),
+    Col("storage", "disk $/GB-mo", "money", lambda r: r["persistent_storage_usd_per_gb_month"]),
+    Col("egress", "egress $/GB", "money", lambda r: r["egress_usd_per_gb"]),
+    Col("free_egress", "free GB/mo", "gb", lambda r: r["egress_free_gb_month"]),
+    Col("verified", get=lambda r: f"{r['oldest_verified_on']}{' (stale)' if r['stale'] else ''}", shrink=False),
+)  # fmt: skip
+PROVIDER_DEFAULT = ("provider", "billing", "stopped_billed", "spot", "storage", "egress", "free_egress", "verified", "fabric")

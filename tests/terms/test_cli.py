@@ -36,4 +36,4 @@ def test_json_is_the_full_terms_with_evidence(catalog_db):
 def test_unknown_provider_is_one_error_line(catalog_db):
     result = runner.invoke(app, ["providers", "-p", "nope", "--db", str(catalog_db)])
     assert result.exit_code != 0
-    assert result.output.strip().startswith("error: no terms for provider nope")
+    assert result.output.strip().startswith("error: unknown provider 'nope'")

@@ -9,5 +9,5 @@ FROM fit_offers(per_gpu_gb := $per_gpu_gb, gpus := $gpus, headroom := $headroom)
 JOIN gpu_models AS g USING (gpu_model)
 WHERE (len(CAST($providers AS VARCHAR[])) = 0 OR list_contains(CAST($providers AS VARCHAR[]), f.provider))
   AND (CAST($market AS VARCHAR) IS NULL OR f.market = $market)
-  AND (NOT CAST($available_only AS BOOLEAN) OR f.availability = 'available')
+  AND (NOT CAST($available_only AS BOOLEAN) OR f.availability IS DISTINCT FROM 'unavailable')  -- unknown stock stays
 ORDER BY f.usd_per_hour_total, f.provider, f.offer_id

@@ -12,6 +12,6 @@ WHERE (len(CAST($gpus AS VARCHAR[])) = 0
   AND (CAST($min_gpu_memory_gb AS DOUBLE) IS NULL OR o.gpu_memory_gb >= $min_gpu_memory_gb)
   AND (CAST($max_usd_per_gpu_hour AS DOUBLE) IS NULL OR o.usd_per_gpu_hour <= $max_usd_per_gpu_hour)
   AND (CAST($market AS VARCHAR) IS NULL OR o.market = $market)
-  AND (NOT CAST($available_only AS BOOLEAN) OR o.availability = 'available')
+  AND (NOT CAST($available_only AS BOOLEAN) OR o.availability IS DISTINCT FROM 'unavailable')  -- unknown stock stays
 ORDER BY o.usd_per_gpu_hour, o.gpu_count, o.provider, o.offer_id
 LIMIT CAST($limit AS BIGINT)
