@@ -53,7 +53,10 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
         yield fetcher.get(ALL_REGIONS_URL)
         return
     index = fetcher.get(REGION_INDEX_URL)
-    for url in region_file_urls(index.path.read_bytes(), {r.strip() for r in wanted.split(",") if r.strip()}):
+    urls = region_file_urls(index.path.read_bytes(), {r.strip() for r in wanted.split(",") if r.strip()})
+    # Each file URL names its version: the same list as the last good run means nothing changed.
+    fetcher.version(" ".join(urls))
+    for url in urls:
         yield fetcher.get(url)
 
 
