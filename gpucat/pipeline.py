@@ -164,24 +164,36 @@ def record_unchanged(con: duckdb.DuckDBPyConnection, run: RunRecord, source: Sou
 
 
 def refresh_source(
-    con: duckdb.DuckDBPyConnection, source: Source, options: FetchOptions, flow_run_id: str | None = None, rates: ExchangeRates = NO_RATES
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    options: FetchOptions,
+    flow_run_id: str | None = None,
+    rates: ExchangeRates = NO_RATES,
+    seen: list[tuple[str, Validators, str]] | None = None,
 ) -> RunRecord:
-    """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised."""
+    """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised.
+
+    The validators of a successful load are stored at once, or appended to `seen` for the caller
+    to store with the others (one commit for all).
+    """
     run = new_run(source, flow_run_id)
     try:
         with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
             previous = validators.load(cursor, source.name)
         try:
-            pages, seen = fetch_source_since(source, options, previous)
+            pages, now_seen = fetch_source_since(source, options, previous)
         except SourceUnchanged as unchanged:
             with con.cursor() as cursor:
                 return record_unchanged(cursor, run, source, unchanged)
         batch = validate_source(source, parse_source(source, pages, rates), len(pages))
         with con.cursor() as cursor:
             run = load_batches(cursor, run, batch)
-            if seen is not None and run.status == "ok":
-                with _WRITE_LOCK:
-                    validators.save(cursor, source.name, seen, run.run_id)
+            if now_seen is not None and run.status == "ok":
+                if seen is not None:
+                    seen.append((source.name, now_seen, run.run_id))
+                else:
+                    with _WRITE_LOCK:
+                        validators.save_all(cursor, [(source.name, now_seen, run.run_id)])
             return run
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
         with con.cursor() as cursor:
@@ -194,10 +206,12 @@ def refresh_sources(con: duckdb.DuckDBPyConnection, sources: Sequence[Source], o
 
     load_reference(con)
     runs: list[RunRecord] = []
+    seen: list[tuple[str, Validators, str]] = []
     for phase in phases(sources):
         rates = exchange_rates(con)
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
-            runs.extend(pool.map(lambda source: refresh_source(con, source, options, rates=rates), phase))
+            runs.extend(pool.map(lambda source: refresh_source(con, source, options, rates=rates, seen=seen), phase))
+    validators.save_all(con, seen)
     return runs
 
 

@@ -21,22 +21,27 @@ def load(con: duckdb.DuckDBPyConnection, source: str) -> Validators | None:
     return None if row is None else Validators(*row)
 
 
-def save(con: duckdb.DuckDBPyConnection, source: str, validators: Validators, run_id: str) -> None:
-    con.execute(
-        query_sql("save_source_validators"),
-        {
-            "source": source,
-            "method": validators.method,
-            "url": validators.url,
-            "request_body_sha256": validators.request_body_sha256,
-            "etag": validators.etag,
-            "last_modified": validators.last_modified,
-            "version": validators.version,
-            "requests": validators.requests,
-            "code_version": validators.code_version,
-            "run_id": run_id,
-        },
-    )
+def save_all(con: duckdb.DuckDBPyConnection, seen: Sequence[tuple[str, Validators, str]]) -> None:
+    """Store (source, validators, run_id) of successful loads, in one transaction (one commit)."""
+    if not seen:
+        return
+    with transaction(con):
+        con.executemany(query_sql("save_source_validators"), [_params(source, v, run_id) for source, v, run_id in seen])
+
+
+def _params(source: str, validators: Validators, run_id: str) -> dict[str, object]:
+    return {
+        "source": source,
+        "method": validators.method,
+        "url": validators.url,
+        "request_body_sha256": validators.request_body_sha256,
+        "etag": validators.etag,
+        "last_modified": validators.last_modified,
+        "version": validators.version,
+        "requests": validators.requests,
+        "code_version": validators.code_version,
+        "run_id": run_id,
+    }
 
 
 def record_unchanged(con: duckdb.DuckDBPyConnection, run: RunRecord, tables: Sequence[str], checked_at: datetime) -> None:
