@@ -14,8 +14,8 @@ It is a pre-filter: every line it drops provably fails a test the caller makes a
 row, so it can drop nothing the caller would keep. A line whose leading fields are not simple
 (a comma or quote inside them) is kept and left to the caller's full parse.
 
-A big file is cut at line boundaries into ranges scanned by separate processes
-(`python -m scrapers._linescan`, stdlib only), each writing its lines to a temporary file.
+A big file is cut at line boundaries into ranges scanned by separate processes (this file run
+as a script, stdlib only), each writing its lines to a temporary file.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from typing import IO
 BLOCK_BYTES = 8 << 20
 # Below this a second process costs more (interpreter start) than it saves.
 BYTES_PER_PROCESS = 256 << 20
-_ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -182,9 +181,9 @@ def _lines(out: IO[bytes]) -> Iterator[bytes | TrailingBytes]:
 
 def _spawn(path: Path, start: int, stop: int, flt: LineFilter) -> tuple[subprocess.Popen[bytes], IO[bytes]]:
     out = tempfile.TemporaryFile(prefix="gpucat-scan-")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH", "")) if p)}
-    args = [sys.executable, "-m", "scrapers._linescan", str(path), str(start), str(stop), str(flt.field_index), flt.field_value.decode(), *(t.decode() for t in flt.tokens)]
-    return subprocess.Popen(args, stdout=out, env=env), out
+    # This file alone, stdlib only: -I keeps scrapers/ (and its http.py) off sys.path, -S skips site.
+    args = [sys.executable, "-I", "-S", __file__, str(path), str(start), str(stop), str(flt.field_index), flt.field_value.decode(), *(t.decode() for t in flt.tokens)]
+    return subprocess.Popen(args, stdout=out), out
 
 
 def _main(argv: Sequence[str]) -> int:
