@@ -178,8 +178,9 @@ def refresh_source(
     """
     run = new_run(source, flow_run_id)
     try:
+        # A recording fetches in full: a capture directory must hold every source's bodies.
         with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
-            previous = validators.load(cursor, source.name)
+            previous = validators.load(cursor, source.name) if options.record_dir is None else None
         try:
             pages, now_seen = fetch_source_since(source, options, previous)
         except SourceUnchanged as unchanged:

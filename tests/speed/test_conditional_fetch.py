@@ -131,3 +131,10 @@ def test_sources_of_several_requests_send_no_http_validators():
     single = dataclasses.replace(seen, requests=1)
     assert single.conditional_headers("GET", "https://x/1", None) == {"If-None-Match": ETAG}
     assert single.conditional_headers("GET", "https://x/2", None) == {}
+
+
+def test_a_recording_fetches_in_full(con, tmp_path):
+    refresh(con, get_source("aws-pricelist"), tmp_path, replay_dir=FIXTURES)
+    run = refresh(con, get_source("aws-pricelist"), tmp_path, replay_dir=FIXTURES, record_dir=tmp_path / "rec")
+    assert run.status == "ok"
+    assert len((tmp_path / "rec/manifest.jsonl").read_text().splitlines()) == 4  # the index and three region files
