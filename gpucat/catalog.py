@@ -10,7 +10,6 @@ from typing import Any
 import duckdb
 
 from schemas.errors import QueryError
-from scrapers import all_sources
 from warehouse.db import query_sql
 
 
@@ -31,6 +30,8 @@ def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None
 
 def status(con: duckdb.DuckDBPyConnection, now: datetime | None = None) -> list[dict[str, Any]]:
     """One entry per registered source (never-run ones too), newest run first-class."""
+    from scrapers import all_sources  # imports every source module: only `status` needs the list
+
     now = now or datetime.now(UTC)
     seen = {row["source"]: row for row in _run(con, query_sql("status")).records()}
     out = []

@@ -30,10 +30,11 @@ from scrapers import all_sources
 from schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
 from scrapers.base import Source, parse_pages
 from scrapers.capture import CaptureWriter, ReplayTransport, find_entry
+from scrapers.conditional import SourceUnchanged, Validators
 from schemas.redact import redact
 from scrapers.http import Fetcher, make_client
 from scrapers.normalize import NO_RATES, ExchangeRates, normalize
-from warehouse import db
+from warehouse import db, validators
 from warehouse.load import RunRecord, load_source, record_failure
 
 # Reference tables every refresh reloads from the repo: table -> (CSV, its pandera model).
@@ -78,13 +79,23 @@ def new_run(source: Source, flow_run_id: str | None = None) -> RunRecord:
 
 
 def fetch_source(source: Source, options: FetchOptions, env: Mapping[str, str] = os.environ) -> list[Page]:
+    return fetch_source_since(source, options, None, env)[0]
+
+
+def fetch_source_since(
+    source: Source, options: FetchOptions, previous: Validators | None, env: Mapping[str, str] = os.environ
+) -> tuple[list[Page], Validators | None]:
+    """The pages and this run's validators; raises `SourceUnchanged` when `previous` proves nothing changed."""
     report(source.name, "fetching")
     transport = ReplayTransport(options.replay_dir) if options.replay_dir else None
     capture = CaptureWriter(options.record_dir) if options.record_dir else None
     with make_client(source, transport) as client:
         # A replay needs no key: the captured responses already hold what the key bought.
-        fetcher = Fetcher(source, client, workdir=options.workdir, capture=capture, env=env, require_api_key=transport is None)
-        return list(source.fetch(fetcher))
+        fetcher = Fetcher(
+            source, client, workdir=options.workdir, capture=capture, env=env, require_api_key=transport is None, previous=previous
+        )
+        pages = list(source.fetch(fetcher))
+        return pages, fetcher.validators
 
 
 def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES) -> list[ParseItem]:
@@ -146,16 +157,47 @@ def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseEx
     return run
 
 
+def record_unchanged(con: duckdb.DuckDBPyConnection, run: RunRecord, source: Source, unchanged: SourceUnchanged) -> RunRecord:
+    """A source the provider says is unchanged: no parse, its rows stay current and count as seen now."""
+    with _WRITE_LOCK:
+        validators.record_unchanged(con, run, source.tables, unchanged.checked_at)
+    report(run.source, "unchanged", str(unchanged))
+    return run
+
+
 def refresh_source(
-    con: duckdb.DuckDBPyConnection, source: Source, options: FetchOptions, flow_run_id: str | None = None, rates: ExchangeRates = NO_RATES
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    options: FetchOptions,
+    flow_run_id: str | None = None,
+    rates: ExchangeRates = NO_RATES,
+    seen: list[tuple[str, Validators, str]] | None = None,
 ) -> RunRecord:
-    """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised."""
+    """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised.
+
+    The validators of a successful load are stored at once, or appended to `seen` for the caller
+    to store with the others (one commit for all).
+    """
     run = new_run(source, flow_run_id)
     try:
-        pages = fetch_source(source, options)
-        batch = validate_source(source, parse_source(source, pages, rates), len(pages))
+        # A recording fetches in full: a capture directory must hold every source's bodies.
         with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
-            return load_batches(cursor, run, batch)
+            previous = validators.load(cursor, source.name) if options.record_dir is None else None
+        try:
+            pages, now_seen = fetch_source_since(source, options, previous)
+        except SourceUnchanged as unchanged:
+            with con.cursor() as cursor:
+                return record_unchanged(cursor, run, source, unchanged)
+        batch = validate_source(source, parse_source(source, pages, rates), len(pages))
+        with con.cursor() as cursor:
+            run = load_batches(cursor, run, batch)
+            if now_seen is not None and run.status == "ok":
+                if seen is not None:
+                    seen.append((source.name, now_seen, run.run_id))
+                else:
+                    with _WRITE_LOCK:
+                        validators.save_all(cursor, [(source.name, now_seen, run.run_id)])
+            return run
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
         with con.cursor() as cursor:
             return record_outcome(cursor, run, exc)
@@ -167,10 +209,12 @@ def refresh_sources(con: duckdb.DuckDBPyConnection, sources: Sequence[Source], o
 
     load_reference(con)
     runs: list[RunRecord] = []
+    seen: list[tuple[str, Validators, str]] = []
     for phase in phases(sources):
         rates = exchange_rates(con)
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
-            runs.extend(pool.map(lambda source: refresh_source(con, source, options, rates=rates), phase))
+            runs.extend(pool.map(lambda source: refresh_source(con, source, options, rates=rates, seen=seen), phase))
+    validators.save_all(con, seen)
     return runs
 
 

@@ -2,7 +2,9 @@
 
 Endpoint: the region index lists every region's current offer file; each is a CSV of
 ~100–300 MB, and the all-region file is several GB, so the body streams to disk and the
-parser reads it line by line (memory stays flat whatever the file size). Columns are looked
+parser reads it in blocks (memory stays flat whatever the file size), searching the raw bytes
+for the rare lines that can be kept (`scrapers._linescan`; a big file across processes) and
+tokenizing only those. Columns are looked
 up by name: AWS adds columns over time. Rows are kept when TermType=OnDemand, Unit=Hrs,
 Tenancy=Shared, Operating System=Linux, CapacityStatus=Used, no pre-installed software and
 MarketOption=OnDemand (Reserved rows also say OnDemand there, hence the TermType test).
@@ -14,16 +16,16 @@ MarketOption=OnDemand (Reserved rows also say OnDemand there, hence the TermType
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import IO
 
 from schemas.errors import ParseError
-from scrapers import _aws
+from scrapers import _aws, _linescan
 from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from scrapers.base import Fetcher, Source
 
@@ -37,9 +39,9 @@ REQUIRED = (
     "vCPU", "Memory", "Tenancy", "Operating System", "CapacityStatus", "GPU", "MarketOption",
     "Pre Installed S/W", "Region Code",
 )  # fmt: skip
-# Every kept row contains these quoted values somewhere; a substring test skips ~95% of the
-# file before the csv module is involved.
-_MUST_CONTAIN = ('"OnDemand"', '"Hrs"', '"Linux"', '"Shared"', '"Used"')
+# Every kept row contains these quoted values somewhere (and TermType "OnDemand" as its own field):
+# searching raw bytes for them skips ~99% of the file before anything is decoded or split.
+_MUST_CONTAIN = (b'"OnDemand"', b'"Hrs"', b'"Linux"', b'"Shared"', b'"Used"')
 _PREAMBLE_MAX_LINES = 20
 # "2048 GiB", "192 GB", and for HBM parts in newer files "640 GB HBM3".
 _SIZE = re.compile(r"^\s*([\d.]+)\s*(GiB|GB|MiB|TiB)\b")
@@ -51,7 +53,10 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
         yield fetcher.get(ALL_REGIONS_URL)
         return
     index = fetcher.get(REGION_INDEX_URL)
-    for url in region_file_urls(index.path.read_bytes(), {r.strip() for r in wanted.split(",") if r.strip()}):
+    urls = region_file_urls(index.path.read_bytes(), {r.strip() for r in wanted.split(",") if r.strip()})
+    # Each file URL names its version: the same list as the last good run means nothing changed.
+    fetcher.version(" ".join(urls))
+    for url in urls:
         yield fetcher.get(url)
 
 
@@ -69,49 +74,70 @@ def region_file_urls(region_index: bytes, wanted: set[str]) -> list[str]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    text = io.TextIOWrapper(body, encoding="utf-8", newline="")
-    header = _read_header(text)
+    header = _read_header(body)
     col = {name: i for i, name in enumerate(header)}
     missing = [name for name in REQUIRED if name not in col]
     if missing:
         raise ParseError(f"AWS price list header lacks columns: {', '.join(missing)}")
     width = len(header)
-    line = ""
+    # One field per column: a quoted value without quotes inside, or nothing. A line this does
+    # not match (an escaped quote, a wrong field count) goes through the csv module instead.
+    row_pattern = re.compile(",".join([r'(?:"([^"\n]*)")?'] * width) + r"\n")
     not_gpu: list[str] = []
-    for line in text:
-        if not all(token in line for token in _MUST_CONTAIN):
-            continue
-        try:
-            row = next(csv.reader([line]))
-        except csv.Error as exc:
-            yield Rejected("offers", (f"malformed_csv_row: {exc}",), {"line": line[:500]})
-            continue
-        if len(row) != width:
-            yield Rejected("offers", (f"malformed_csv_row: {len(row)} fields, header has {width}",), {"line": line[:500]})
-            continue
+    for line in _candidate_lines(body, col["TermType"]):
+        text = line.decode("utf-8")
+        match = row_pattern.fullmatch(text)
+        if match is not None:
+            row: Sequence[str] = match.groups("")
+        else:
+            try:
+                row = next(csv.reader([text]))
+            except csv.Error as exc:
+                yield Rejected("offers", (f"malformed_csv_row: {exc}",), {"line": text[:500]})
+                continue
+            if len(row) != width:
+                yield Rejected("offers", (f"malformed_csv_row: {len(row)} fields, header has {width}",), {"line": text[:500]})
+                continue
         item = _offer(row, col, url, fetched_at)
         if isinstance(item, str):
             not_gpu.append(item)
         elif item is not None:
             yield item
-    if line and not line.endswith("\n"):
-        # AWS ends every line, the last one included, with LF: a cut line means a cut file.
-        raise ParseError("AWS price list is truncated: the last line has no line end")
     if not_gpu:
         yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
 
 
-def _read_header(text: IO[str]) -> list[str]:
+def _candidate_lines(body: IO[bytes], term_type_index: int) -> Iterator[bytes]:
+    """The lines after the header that can be kept rows (a superset), in file order.
+
+    Raw bytes are searched for the rarest required token first (`scrapers._linescan`); a file big
+    enough to pay for it is scanned by one process per CPU. A cut last line fails the source.
+    """
+    start = body.tell()
+    sample = body.read(_linescan.BLOCK_BYTES)
+    body.seek(start)
+    flt = _linescan.LineFilter(_MUST_CONTAIN, term_type_index, b'"OnDemand"').rarest_first(sample)
+    path = Path(getattr(body, "name", "") or "")
+    processes = _linescan.processes_for(path.stat().st_size - start) if isinstance(getattr(body, "name", None), str) and path.is_file() else 1
+    lines = _linescan.scan_file(path, body, start, flt, processes) if processes > 1 else _linescan.scan_stream(body, flt)
+    for line in lines:
+        if isinstance(line, _linescan.TrailingBytes):
+            # AWS ends every line, the last one included, with LF: a cut line means a cut file.
+            raise ParseError("AWS price list is truncated: the last line has no line end")
+        yield line
+
+
+def _read_header(body: IO[bytes]) -> list[str]:
     for _ in range(_PREAMBLE_MAX_LINES):
-        line = text.readline()
+        line = body.readline()
         if not line:
             break
-        if line.startswith('"SKU"'):
-            return next(csv.reader([line]))
+        if line.startswith(b'"SKU"'):
+            return next(csv.reader([line.decode("utf-8")]))
     raise ParseError("not an AWS price list CSV: no SKU header in the first lines")
 
 
-def _offer(row: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> ParseItem | str | None:
+def _offer(row: Sequence[str], col: dict[str, int], url: str, fetched_at: datetime) -> ParseItem | str | None:
     """The row's offer or rejection; its instance type when it is not a GPU offer; None when out of scope."""
 
     def get(name: str) -> str:

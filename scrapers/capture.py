@@ -162,6 +162,9 @@ class ReplayTransport(httpx.BaseTransport):
         entry = self._entries.get(key)
         if entry is None:
             raise ReplayMiss(f"no captured response for {request.method} {key[1]}")
+        if _not_modified(request, entry.headers):
+            kept = {k: v for k, v in entry.headers.items() if k in ("etag", "last-modified")}
+            return httpx.Response(status_code=304, headers=kept, extensions={"gpucat_fetched_at": entry.fetched_at})
         if not entry.body.is_file():
             raise FetchError(f"captured body {entry.body} is missing")
         return httpx.Response(
@@ -170,6 +173,15 @@ class ReplayTransport(httpx.BaseTransport):
             stream=_VerifiedFileStream(entry.body, entry.body_sha256),
             extensions={"gpucat_fetched_at": entry.fetched_at},
         )
+
+
+def _not_modified(request: httpx.Request, captured: Mapping[str, str]) -> bool:
+    """A conditional request that the captured response's validators answer: a 304, as a server would."""
+    if_none_match, etag = request.headers.get("if-none-match"), captured.get("etag")
+    if if_none_match is not None:
+        return etag is not None and etag in (v.strip() for v in if_none_match.split(","))
+    if_modified_since, last_modified = request.headers.get("if-modified-since"), captured.get("last-modified")
+    return if_modified_since is not None and if_modified_since == last_modified
 
 
 class _VerifiedFileStream(httpx.SyncByteStream):

@@ -37,7 +37,8 @@ from schemas.errors import (
 from schemas.records import Page
 from schemas.redact import redact, redact_url
 from scrapers.base import Source
-from scrapers.capture import CaptureWriter
+from scrapers.capture import CaptureWriter, body_hash
+from scrapers.conditional import SourceUnchanged, Validators, code_version
 
 USER_AGENT = f"gpucat/{metadata.version('gpucat')} (+https://github.com/gpucat/gpucat)"
 TIMEOUT = httpx.Timeout(connect=10.0, read=60.0, write=30.0, pool=60.0)
@@ -192,6 +193,7 @@ class Fetcher:
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         require_api_key: bool = True,
+        previous: Validators | None = None,
     ):
         self.source = source
         self.client = client
@@ -208,6 +210,12 @@ class Fetcher:
         self._secrets: tuple[str, ...] = (self.api_key,) if self.api_key else ()
         self._seq = 0
         self.requests_sent = 0
+        # Conditional fetch: what the last good run saw, and what this one sees.
+        self.previous = previous
+        self._first: tuple[str, str, str | None, str | None, str | None] | None = None
+        self._version: str | None = None
+        self._pages = 0
+        self._last_fetched_at: datetime | None = None
 
     # Public API for source modules.
     def get(self, url: str, *, params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> Page:
@@ -221,6 +229,20 @@ class Fetcher:
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
 
+    def version(self, value: str) -> None:
+        """The provider's own version of everything the source fetches; the last good run's ends the fetch."""
+        self._version = value
+        if self.previous is not None and self.previous.same_version(value):
+            raise SourceUnchanged(f"{self.source.name}: provider version unchanged", self._last_fetched_at or datetime.now(UTC))
+
+    @property
+    def validators(self) -> Validators | None:
+        """This run's validators, to store once it loads: its first request's ETag and Last-Modified, its version."""
+        if self._first is None:
+            return None
+        method, url, body_sha, etag, last_modified = self._first
+        return Validators(method, url, body_sha, etag, last_modified, self._version, self._pages, code_version())
+
     # Internals.
     def _request(
         self,
@@ -233,6 +255,10 @@ class Fetcher:
     ) -> Page:
         request = self.client.build_request(method, url, params=params, headers=headers, content=content)
         shown = redact_url(request.url, self._secrets)
+        conditional = {}
+        if self.previous is not None and self._pages == 0:
+            conditional = self.previous.conditional_headers(method, shown, body_hash(content))
+            request.headers.update(conditional)
         started = self.clock()
         last_problem = ""
         for attempt in range(self.policy.max_attempts):
@@ -244,11 +270,19 @@ class Fetcher:
                 last_problem = f"{type(exc).__name__}: {self.redact(str(exc)) or 'no detail'}"
                 delay = self.policy.backoff(attempt, self.rng)
             else:
+                if response.status_code == 304 and conditional:
+                    response.close()
+                    checked_at = response.extensions.get("gpucat_fetched_at") or datetime.now(UTC)
+                    raise SourceUnchanged(f"{self.source.name}: HTTP 304 for {method} {shown}", checked_at)
                 try:
                     page = self._store(response, method, shown, content)
                 finally:
                     response.close()
                 if response.status_code < 400:
+                    if self._pages == 0:
+                        self._first = (method, shown, body_hash(content), response.headers.get("etag"), response.headers.get("last-modified"))
+                    self._pages += 1
+                    self._last_fetched_at = page.fetched_at
                     return page
                 if response.status_code not in RETRY_STATUSES:
                     raise FetchError(f"HTTP {response.status_code} from {method} {shown}")

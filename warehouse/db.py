@@ -50,9 +50,8 @@ def migration_files() -> list[Path]:
 
 
 def _applied(con: duckdb.DuckDBPyConnection) -> set[str]:
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_migrations'"
-    ).fetchone()
+    # duckdb_tables() rather than information_schema: a cold read of the latter costs a read command ~0.1 s.
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'schema_migrations'").fetchone()
     if not exists or not exists[0]:
         return set()
     return {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}

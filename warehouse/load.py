@@ -172,3 +172,8 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
 
 def _json_default(value: Any) -> str:
     return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def record_run(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> None:
+    """The `scrape_runs` row (and rejected rows) of a run, inside the caller's transaction."""
+    _record(con, run, status=status)

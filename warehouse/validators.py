@@ -1,0 +1,57 @@
+"""Conditional fetch in the warehouse: validators per source, and the record of an unchanged run.
+
+Validators are written only after a source's load succeeded (status `ok`), so they always vouch
+for data that is loaded; a failed or quarantined run leaves the previous ones in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import duckdb
+
+from scrapers.conditional import Validators
+from warehouse.db import query_sql, transaction
+from warehouse.load import VERSIONS_TABLE, RunRecord, record_run
+
+
+def load(con: duckdb.DuckDBPyConnection, source: str) -> Validators | None:
+    row = con.execute(query_sql("source_validators"), {"source": source}).fetchone()
+    return None if row is None else Validators(*row)
+
+
+def save_all(con: duckdb.DuckDBPyConnection, seen: Sequence[tuple[str, Validators, str]]) -> None:
+    """Store (source, validators, run_id) of successful loads, in one transaction (one commit)."""
+    if not seen:
+        return
+    with transaction(con):
+        con.executemany(query_sql("save_source_validators"), [_params(source, v, run_id) for source, v, run_id in seen])
+
+
+def _params(source: str, validators: Validators, run_id: str) -> dict[str, object]:
+    return {
+        "source": source,
+        "method": validators.method,
+        "url": validators.url,
+        "request_body_sha256": validators.request_body_sha256,
+        "etag": validators.etag,
+        "last_modified": validators.last_modified,
+        "version": validators.version,
+        "requests": validators.requests,
+        "code_version": validators.code_version,
+        "run_id": run_id,
+    }
+
+
+def record_unchanged(con: duckdb.DuckDBPyConnection, run: RunRecord, tables: Sequence[str], checked_at: datetime) -> None:
+    """An `unchanged` run: the source's current rows count as seen at `checked_at`, atomically with the record."""
+    with transaction(con):
+        for table in tables:
+            versions = VERSIONS_TABLE.get(table)
+            if versions is not None:
+                con.execute(
+                    query_sql("touch_current_versions").format(versions=versions),
+                    {"source": run.source, "run_id": run.run_id, "checked_at": checked_at},
+                )
+        record_run(con, run, status="unchanged")
