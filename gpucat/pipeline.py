@@ -17,7 +17,7 @@ import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from schemas.errors import MissingApiKey, UserInputError
+from schemas.errors import DatabaseBusy, MissingApiKey, UserInputError
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
 from schemas.gpu_models import GpuModelRow
@@ -45,8 +45,9 @@ REFERENCE_TABLES: dict[str, tuple[Path, type[pa.DataFrameModel]]] = {
     "egress_terms": (egress_terms.CSV, egress_terms.EgressTerms),
 }
 
-# DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting.
-_WRITE_LOCK = threading.Lock()
+# DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting
+# (re-entrant: a `db.Writer` write already holds its own turn).
+_WRITE_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -145,46 +146,64 @@ def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseEx
 
 
 def refresh_source(
-    con: duckdb.DuckDBPyConnection, source: Source, options: FetchOptions, flow_run_id: str | None = None, rates: ExchangeRates = NO_RATES
+    warehouse: db.Writer | duckdb.DuckDBPyConnection,
+    source: Source,
+    options: FetchOptions,
+    flow_run_id: str | None = None,
+    rates: ExchangeRates = NO_RATES,
 ) -> RunRecord:
-    """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised."""
+    """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised.
+
+    Only the load (or the failure record) opens the warehouse, so a slow fetch locks out no reader.
+    """
+    writer = db.Writer.of(warehouse)
     run = new_run(source, flow_run_id)
     try:
         pages = fetch_source(source, options)
         batch = validate_source(source, parse_source(source, pages, rates), len(pages))
-        with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
-            return load_batches(cursor, run, batch)
+        with writer.open() as con:
+            return load_batches(con, run, batch)
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
-        with con.cursor() as cursor:
-            return record_outcome(cursor, run, exc)
+        return record_outcome_in(writer, run, exc)
 
 
-def refresh_sources(con: duckdb.DuckDBPyConnection, sources: Sequence[Source], options: FetchOptions, max_workers: int = 4) -> list[RunRecord]:
+def record_outcome_in(writer: db.Writer, run: RunRecord, error: BaseException) -> RunRecord:
+    """`record_outcome` in its own short write; if even that cannot open the file, the run says why."""
+    try:
+        with writer.open() as con:
+            return record_outcome(con, run, error)
+    except DatabaseBusy as busy:
+        run.status, run.error = "failed", redact(f"{type(error).__name__}: {error}; not recorded: {busy}", known_secrets())
+        run.finished_at = run.finished_at or datetime.now(UTC)
+        report(run.source, "failed", run.error)
+        return run
+
+
+def refresh_sources(
+    warehouse: db.Writer | duckdb.DuckDBPyConnection, sources: Sequence[Source], options: FetchOptions, max_workers: int = 4
+) -> list[RunRecord]:
     """Every source's chain, concurrently, in this process (no Prefect): the same steps the flow wires."""
     from concurrent.futures import ThreadPoolExecutor
 
-    load_reference(con)
+    writer = db.Writer.of(warehouse)
+    with writer.open() as con:
+        load_reference(con)
     runs: list[RunRecord] = []
     for phase in phases(sources):
-        rates = exchange_rates(con)
+        with writer.open() as con:
+            rates = exchange_rates(con)
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
-            runs.extend(pool.map(lambda source: refresh_source(con, source, options, rates=rates), phase))
+            runs.extend(pool.map(lambda source: refresh_source(writer, source, options, rates=rates), phase))
     return runs
 
 
-def refresh_catalog(db: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:
-    """A whole refresh in this process: open the warehouse, run every source's chain, close it."""
+def refresh_catalog(db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:
+    """A whole refresh in this process; the warehouse is open only while each source loads."""
     import tempfile
 
-    from warehouse.db import connect
-
-    con = connect(db)
-    try:
-        with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
-            options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir)
-            return refresh_sources(con, sources, options)
-    finally:
-        con.close()
+    with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
+        options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir)
+        return refresh_sources(db.Writer(db_file), sources, options)
 
 
 def summary_row(run: RunRecord) -> dict[str, object]:
