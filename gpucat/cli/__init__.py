@@ -21,3 +21,4 @@ from gpucat.cli import catalog as _catalog  # noqa: E402,F401
 from gpucat.cli import fit as _fit  # noqa: E402,F401
 from gpucat.cli import memory as _memory  # noqa: E402,F401
 from gpucat.cli import providers as _providers  # noqa: E402,F401
+from gpucat.cli import serve as _serve  # noqa: E402,F401
