@@ -18,6 +18,7 @@ import pandera.polars as pa
 import polars as pl
 
 from schemas.errors import DatabaseBusy, MissingApiKey, UserInputError
+from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
 from schemas.gpu_models import GpuModelRow
@@ -250,6 +251,8 @@ def pages_from_files(paths: Sequence[Path]) -> list[Page]:
 
 
 def load_reference(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    """Validate every reference CSV against its model, then replace the tables in one transaction."""
+    """Validate every reference CSV against its model, then replace the tables (and the sources'
+    freshness budgets) in one transaction."""
     frames = {table: model.validate(pl.read_csv(path, infer_schema_length=None)) for table, (path, model) in REFERENCE_TABLES.items()}
+    frames["source_schedules"] = schedules_frame()  # freshness budgets, from the schedules file
     return db.load_reference(con, frames)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
 
+import polars as pl
+
 from schemas.errors import UserInputError
 from scrapers import all_sources
 from scrapers.base import Source
@@ -89,6 +91,16 @@ def load_groups(path: str | Path | None = None, sources: Mapping[str, Source] | 
             )
         )
     return groups
+
+
+def schedules_frame(config: str | Path | None = None) -> pl.DataFrame:
+    """`source_schedules` rows, which every refresh writes: each source's group, cron and budget."""
+    rows = [
+        {"source": s, "schedule_group": g.name, "cron": g.cron, "stale_after_hours": g.stale_after_hours}
+        for g in load_groups(config)
+        for s in g.sources
+    ]
+    return pl.DataFrame(rows, schema={"source": pl.String, "schedule_group": pl.String, "cron": pl.String, "stale_after_hours": pl.Float64})
 
 
 def freshness_budgets(groups: list[Group]) -> dict[str, float]:

@@ -175,16 +175,20 @@ def sources(
 def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Per source: last run, its age and status, rows loaded and rejected, unknown GPU names.
 
-    Also flags provider terms (billing, storage, egress) last verified more than 180 days ago.
+    Also names sources with no good run within their freshness budget (from the schedules file),
+    and flags provider terms (billing, storage, egress) last verified more than 180 days ago.
     """
     from gpucat import catalog, terms
+    from gpucat.freshness import source_freshness
     from warehouse.db import connect
 
     with connect(db, read_only=True) as con:
         rows = catalog.status(con)
         terms_age = terms.age_by_provider(con)
+        freshness = source_freshness(con)
     for row in rows:
         row.update(terms_age.get(row["provider"], {"terms_verified_on": None, "terms_stale": None}))
+        row.update(freshness.get(row["source"], {"stale_after_hours": None, "stale": None}))
     if as_json:
         echo_json(rows)
         return
@@ -198,6 +202,9 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
             for r in rows
         ],
     )  # fmt: skip
+    stale_data = [f"{r['source']} (budget {r['stale_after_hours']:g} h)" for r in rows if r["stale"]]
+    if stale_data:
+        typer.echo(f"stale sources, no good run within their freshness budget: {', '.join(stale_data)}")
     stale = sorted(provider for provider, a in terms_age.items() if a["terms_stale"])
     if stale:
         typer.echo(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")

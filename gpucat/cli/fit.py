@@ -25,6 +25,9 @@ def fit_command(  # type: ignore[no-untyped-def]
     on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers.")] = False,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Only these providers; repeat or comma-separate.")] = None,
     available: Annotated[bool, typer.Option("--available", help="Only offers the provider reports in stock.")] = False,
+    include_stale: Annotated[
+        bool, typer.Option("--include-stale", help="Keep offers of sources past their freshness budget (left out by default).")
+    ] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many configurations.", min=1)] = 30,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
@@ -38,6 +41,7 @@ def fit_command(  # type: ignore[no-untyped-def]
     The same answer in SQL: SELECT * FROM fit_offers(per_gpu_gb := <need>, gpus := <n>).
     """
     from gpucat.fit import FitOptions, fit
+    from gpucat.freshness import left_out_note
     from warehouse.db import connect
 
     if spot and on_demand:
@@ -50,6 +54,7 @@ def fit_command(  # type: ignore[no-untyped-def]
         market="spot" if spot else "on_demand" if on_demand else None,
         providers=_split(provider),
         available_only=available,
+        include_stale=include_stale,
         limit=limit,
     )
     with connect(db, read_only=True) as con:
@@ -61,12 +66,17 @@ def fit_command(  # type: ignore[no-untyped-def]
                 "per_gpu_gb": {str(n): e.per_gpu_gb for n, e in result.estimates.items()},
                 "per_gpu_gb_high": {str(n): e.per_gpu_gb_high for n, e in result.estimates.items()},
                 "headroom": headroom,
+                "stale_sources": result.stale_sources,
+                "include_stale": include_stale,
                 "offers": result.rows,
             }
         )
         return
     needs = ", ".join(f"{n} GPU{'s' if n > 1 else ''}: {e.per_gpu_gb:.1f} GB" for n, e in result.estimates.items())
     typer.echo(f"{arch.name}, {settings.method}: memory per GPU ({settings.sharding}) {needs}")
+    stale_note = left_out_note(result.stale_sources, include_stale)
+    if stale_note:
+        typer.echo(stale_note)
     if not result.rows:
         typer.echo("No current offer fits. Try more GPUs (--max-gpus), sharding, qlora, or checkpointing.")
         return
