@@ -69,6 +69,14 @@ def server_up(url: str) -> bool:
         return False
 
 
+def flow_run_states(api: str) -> list:
+    try:
+        runs = httpx.post(f"{api}/flow_runs/filter", json={"limit": 20}, timeout=10).json()
+    except httpx.HTTPError as exc:
+        return [repr(exc)]
+    return [(r["name"], r["state_type"], (r.get("state") or {}).get("message"), r.get("expected_start_time")) for r in runs]
+
+
 def flow_runs_recorded(path: Path) -> int:
     if not path.exists():
         return 0
@@ -111,7 +119,11 @@ def test_served_schedule_lands_two_flow_runs_in_the_warehouse(tmp_path: Path):
             env | {"PREFECT_API_URL": api},
             serve_log,
         )
-        wait_for(lambda: flow_runs_recorded(warehouse) >= 2, 120, "two scheduled flow runs in scrape_runs", (server, server_log), (serving, serve_log))
+        try:
+            wait_for(lambda: flow_runs_recorded(warehouse) >= 2, 150, "two scheduled flow runs in scrape_runs", (server, server_log), (serving, serve_log))
+        except BaseException:
+            print("flow runs:", flow_run_states(api))
+            raise
         print(f"two scheduled runs recorded {time.monotonic() - started:.0f} s after gpucat serve started")
     finally:
         if serving is not None:
