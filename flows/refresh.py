@@ -69,6 +69,7 @@ def refresh(
     replay_dir: str | None = None,
     record_dir: str | None = None,
     db_path: str | None = None,
+    rates_first: bool = False,
 ) -> State:
     """Refresh the catalog from every selected source into the DuckDB file.
 
@@ -76,11 +77,15 @@ def refresh(
     replay_dir: a capture directory to replay instead of the network (e.g. the repo's fixtures).
     record_dir: a directory to keep every fetched response in, as a capture.
     db_path: the DuckDB file (default: $GPUCAT_DB, else gpucat.duckdb in the run's working directory).
+    rates_first: when the warehouse has no exchange rates yet, refresh the rates sources too
+        (scheduled groups set it, so a group's first run can convert non-USD prices).
     """
     sources = select_sources(providers)
     writer = db.Writer(db_path)
     try:
         load_reference_task(writer)
+        if rates_first:
+            sources = pipeline.with_prerequisites(sources, exchange_rates_task(writer))
         with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
             options = pipeline.FetchOptions(
                 workdir=Path(workdir),

@@ -22,6 +22,7 @@ def deployment_parameters(group: Group, replay_dir: Path | None = None, db_path:
         "providers": list(group.sources),
         "replay_dir": str(replay_dir.resolve()) if replay_dir else None,
         "db_path": str(db_path.resolve()) if db_path else None,
+        "rates_first": True,
     }
 
 

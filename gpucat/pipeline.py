@@ -108,6 +108,18 @@ def phases(sources: Sequence[Source]) -> list[list[Source]]:
     return [phase for phase in (first, rest) if phase]
 
 
+def with_prerequisites(sources: Sequence[Source], rates: Mapping[str, ExchangeRate]) -> list[Source]:
+    """The sources, plus every `loads_first` source when the warehouse holds no rates yet.
+
+    A scheduled group without the rates source would otherwise reject every non-USD price of
+    its first run on a new warehouse (`gpucat serve` runs ask for this).
+    """
+    if rates:
+        return list(sources)
+    names = {s.name for s in sources}
+    return [s for s in all_sources().values() if s.loads_first and s.name not in names] + list(sources)
+
+
 def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> SourceBatch:
     """One validated batch per table the source fills; rejections from parsing ride along."""
     report(source.name, "validating")

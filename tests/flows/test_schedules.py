@@ -98,6 +98,7 @@ def test_deployments_carry_the_group_schedule_sources_and_absolute_paths(tmp_pat
             "providers": list(group.sources),
             "replay_dir": str(tmp_path / "captures"),
             "db_path": str(tmp_path / "x.duckdb"),
+            "rates_first": True,
         }
     every = deployments(groups, every=30)
     assert {s.schedule.interval.total_seconds() for d in every for s in d.schedules} == {30}
@@ -131,3 +132,13 @@ def test_serve_without_a_prefect_api_is_one_line(monkeypatch: pytest.MonkeyPatch
     result = CliRunner().invoke(app, ["serve", "--every", "5"])
     assert result.exit_code == 2
     assert result.output.startswith("error: gpucat serve needs a Prefect API: run `prefect server start`")
+
+
+def test_a_group_run_on_a_warehouse_without_rates_refreshes_the_rates_first():
+    from gpucat import pipeline
+
+    group = [s for s in all_sources().values() if not s.loads_first][:2]
+    first = [s for s in all_sources().values() if s.loads_first]
+    assert pipeline.with_prerequisites(group, {}) == first + group
+    assert pipeline.with_prerequisites(group, {"EUR": object()}) == group
+    assert pipeline.with_prerequisites(first, {}) == first  # never twice
