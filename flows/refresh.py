@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
@@ -39,26 +38,29 @@ def validate_task(source_name: str, items: list, pages: list) -> pipeline.Source
     return pipeline.validate_source(get_source(source_name), items, len(pages))
 
 
+# Only these tasks open the warehouse, each for one short transaction (`db.Writer`): readers
+# are locked out while a source loads, never while it fetches.
 @task(name="load", cache_policy=NO_CACHE)
-def load_task(con: Any, run: RunRecord, batch: pipeline.SourceBatch) -> RunRecord:
-    with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
-        return pipeline.load_batches(cursor, run, batch)
+def load_task(writer: db.Writer, run: RunRecord, batch: pipeline.SourceBatch) -> RunRecord:
+    with writer.open() as con:
+        return pipeline.load_batches(con, run, batch)
 
 
 @task(name="record-failure", cache_policy=NO_CACHE)
-def record_failure_task(con: Any, run: RunRecord, error: BaseException) -> RunRecord:
-    with con.cursor() as cursor:
-        return pipeline.record_outcome(cursor, run, error)
+def record_failure_task(writer: db.Writer, run: RunRecord, error: BaseException) -> RunRecord:
+    return pipeline.record_outcome_in(writer, run, error)
 
 
 @task(name="load-reference", cache_policy=NO_CACHE)
-def load_reference_task(con: Any) -> dict[str, int]:
-    return pipeline.load_reference(con)
+def load_reference_task(writer: db.Writer) -> dict[str, int]:
+    with writer.open() as con:
+        return pipeline.load_reference(con)
 
 
 @task(name="exchange-rates", cache_policy=NO_CACHE)
-def exchange_rates_task(con: Any) -> dict:
-    return pipeline.exchange_rates(con)
+def exchange_rates_task(writer: db.Writer) -> dict:
+    with writer.open() as con:
+        return pipeline.exchange_rates(con)
 
 
 @flow(name="refresh", log_prints=True)
@@ -67,12 +69,23 @@ def refresh(
     replay_dir: str | None = None,
     record_dir: str | None = None,
     db_path: str | None = None,
+    rates_first: bool = False,
 ) -> State:
-    """Refresh the catalog from every selected source into the DuckDB file."""
+    """Refresh the catalog from every selected source into the DuckDB file.
+
+    providers: providers or source names to refresh (default: every registered source).
+    replay_dir: a capture directory to replay instead of the network (e.g. the repo's fixtures).
+    record_dir: a directory to keep every fetched response in, as a capture.
+    db_path: the DuckDB file (default: $GPUCAT_DB, else gpucat.duckdb in the run's working directory).
+    rates_first: when the warehouse has no exchange rates yet, refresh the rates sources too
+        (scheduled groups set it, so a group's first run can convert non-USD prices).
+    """
     sources = select_sources(providers)
-    con = db.connect(db_path)
+    writer = db.Writer(db_path)
     try:
-        load_reference_task(con)
+        load_reference_task(writer)
+        if rates_first:
+            sources = pipeline.with_prerequisites(sources, exchange_rates_task(writer))
         with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
             options = pipeline.FetchOptions(
                 workdir=Path(workdir),
@@ -83,21 +96,22 @@ def refresh(
             # Sources that feed normalization (exchange rates) load first; the rest then
             # convert their prices with the rates loaded so far, this run's included.
             for phase in pipeline.phases(sources):
-                rates = exchange_rates_task(con)
+                rates = exchange_rates_task(writer)
                 chains = []
                 for source in phase:
                     run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
                     pages = fetch_task.submit(source.name, options)
                     items = parse_task.submit(source.name, pages, rates)
                     batch = validate_task.submit(source.name, items, pages)
-                    loaded = load_task.submit(con, run, batch)
+                    loaded = load_task.submit(writer, run, batch)
                     chains.append((run, [pages, items, batch, loaded]))
-                runs.extend(_settle(con, run, futures) for run, futures in chains)
+                runs.extend(_settle(writer, run, futures) for run, futures in chains)
         summary = [pipeline.summary_row(run) for run in runs]
         create_table_artifact(key="refresh-summary", table=summary, description="Sources refreshed by this run")
-        publish_price_artifacts(con)
+        with writer.open() as con:
+            publish_price_artifacts(con)
     finally:
-        con.close()
+        writer.close()
     ok, message = pipeline.refresh_outcome(summary)
     return Completed(message=message, data=summary) if ok else Failed(message=message, data=summary)
 
@@ -114,9 +128,9 @@ def publish_price_artifacts(con: Any) -> None:
                              description="Cheapest on-demand $/GPU-hour per GPU model (gpucat report draws the full charts)")
 
 
-def _settle(con: Any, run: RunRecord, futures: list) -> RunRecord:
+def _settle(writer: db.Writer, run: RunRecord, futures: list) -> RunRecord:
     futures[-1].wait()
     failed = next((f for f in futures if f.state.is_failed()), None)
     if failed is None:
         return futures[-1].result()
-    return record_failure_task(con, run, failed.state.result(raise_on_failure=False))
+    return record_failure_task(writer, run, failed.state.result(raise_on_failure=False))

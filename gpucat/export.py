@@ -64,6 +64,8 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, out: Path, now: datetime | N
 
 def _write(con: duckdb.DuckDBPyConnection, folder: Path, snapshot_name: str, taken: datetime) -> dict[str, Any]:
     entries = []
+    # Views that age rows against now (current_offers.age_hours) age them to the snapshot's time.
+    con.execute("SET VARIABLE gpucat_now = CAST($now AS TIMESTAMPTZ)", {"now": taken})
     for name, kind in relations(con):
         # `name` comes from DuckDB's own catalog, never from the user.
         table = con.sql(f'SELECT * FROM "{name}" ORDER BY ALL').to_arrow_table()

@@ -20,6 +20,7 @@ from typing import Any
 import duckdb
 
 from schemas.errors import UserInputError
+from gpucat.freshness import stale_sources
 from gpucat.memory import MemoryEstimate, ModelArch, TrainSettings, per_gpu_need
 from warehouse.db import query_sql
 
@@ -33,6 +34,7 @@ class FitOptions:
     market: str | None = None
     providers: Sequence[str] = ()
     available_only: bool = False
+    include_stale: bool = False
     limit: int = 30
 
 
@@ -40,6 +42,8 @@ class FitOptions:
 class FitResult:
     estimates: dict[int, MemoryEstimate]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # Sources past their freshness budget: left out unless include_stale (gpucat.freshness).
+    stale_sources: list[dict[str, Any]] = field(default_factory=list)
 
 
 def gpu_counts(settings: TrainSettings, max_gpus: int) -> tuple[int, ...]:
@@ -63,6 +67,7 @@ def fit(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings
             "providers": [p.lower() for p in options.providers],
             "market": options.market,
             "available_only": options.available_only,
+            "include_stale": options.include_stale,
         }
         cursor = con.execute(query_sql("fit"), params)
         columns = [d[0] for d in cursor.description or []]
@@ -75,7 +80,7 @@ def fit(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings
                 row["notes"] = notes(row, estimate)
                 best[key] = row
     rows = sorted(best.values(), key=lambda r: (r["usd_per_hour_total"], r["gpus_total"], r["provider"], r["offer_id"]))
-    return FitResult(estimates=estimates, rows=rows[: options.limit])
+    return FitResult(estimates=estimates, rows=rows[: options.limit], stale_sources=stale_sources(con))
 
 
 def fit_status(row: dict[str, Any], estimate: MemoryEstimate) -> str:

@@ -17,7 +17,8 @@ import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from schemas.errors import MissingApiKey, UserInputError
+from schemas.errors import DatabaseBusy, MissingApiKey, UserInputError
+from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
 from schemas.gpu_models import GpuModelRow
@@ -46,8 +47,9 @@ REFERENCE_TABLES: dict[str, tuple[Path, type[pa.DataFrameModel]]] = {
     "egress_terms": (egress_terms.CSV, egress_terms.EgressTerms),
 }
 
-# DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting.
-_WRITE_LOCK = threading.Lock()
+# DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting
+# (re-entrant: a `db.Writer` write already holds its own turn).
+_WRITE_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,18 @@ def phases(sources: Sequence[Source]) -> list[list[Source]]:
     return [phase for phase in (first, rest) if phase]
 
 
+def with_prerequisites(sources: Sequence[Source], rates: Mapping[str, ExchangeRate]) -> list[Source]:
+    """The sources, plus every `loads_first` source when the warehouse holds no rates yet.
+
+    A scheduled group without the rates source would otherwise reject every non-USD price of
+    its first run on a new warehouse (`gpucat serve` runs ask for this).
+    """
+    if rates:
+        return list(sources)
+    names = {s.name for s in sources}
+    return [s for s in all_sources().values() if s.loads_first and s.name not in names] + list(sources)
+
+
 def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> SourceBatch:
     """One validated batch per table the source fills; rejections from parsing ride along."""
     report(source.name, "validating")
@@ -166,7 +180,7 @@ def record_unchanged(con: duckdb.DuckDBPyConnection, run: RunRecord, source: Sou
 
 
 def refresh_source(
-    con: duckdb.DuckDBPyConnection,
+    warehouse: db.Writer | duckdb.DuckDBPyConnection,
     source: Source,
     options: FetchOptions,
     flow_run_id: str | None = None,
@@ -175,62 +189,76 @@ def refresh_source(
 ) -> RunRecord:
     """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised.
 
-    The validators of a successful load are stored at once, or appended to `seen` for the caller
-    to store with the others (one commit for all).
+    Only short writes open the warehouse (the validators read, the load, the failure record), so
+    a slow fetch locks out no reader. The validators of a successful load are stored at once, or
+    appended to `seen` for the caller to store with the others (one commit for all).
     """
+    writer = db.Writer.of(warehouse)
     run = new_run(source, flow_run_id)
     try:
-        # A recording fetches in full: a capture directory must hold every source's bodies.
-        with con.cursor() as cursor:  # a DuckDB connection is not shared across threads; a cursor is
-            previous = validators.load(cursor, source.name) if options.record_dir is None else None
+        previous = None
+        if options.record_dir is None:  # a recording fetches in full: a capture must hold every body
+            with writer.open() as con:
+                previous = validators.load(con, source.name)
         try:
             pages, now_seen = fetch_source_since(source, options, previous)
         except SourceUnchanged as unchanged:
-            with con.cursor() as cursor:
-                return record_unchanged(cursor, run, source, unchanged)
+            with writer.open() as con:
+                return record_unchanged(con, run, source, unchanged)
         batch = validate_source(source, parse_source(source, pages, rates), len(pages))
-        with con.cursor() as cursor:
-            run = load_batches(cursor, run, batch)
+        with writer.open() as con:
+            run = load_batches(con, run, batch)
             if now_seen is not None and run.status == "ok":
                 if seen is not None:
                     seen.append((source.name, now_seen, run.run_id))
                 else:
                     with _WRITE_LOCK:
-                        validators.save_all(cursor, [(source.name, now_seen, run.run_id)])
+                        validators.save_all(con, [(source.name, now_seen, run.run_id)])
             return run
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
-        with con.cursor() as cursor:
-            return record_outcome(cursor, run, exc)
+        return record_outcome_in(writer, run, exc)
 
 
-def refresh_sources(con: duckdb.DuckDBPyConnection, sources: Sequence[Source], options: FetchOptions, max_workers: int = 4) -> list[RunRecord]:
+def record_outcome_in(writer: db.Writer, run: RunRecord, error: BaseException) -> RunRecord:
+    """`record_outcome` in its own short write; if even that cannot open the file, the run says why."""
+    try:
+        with writer.open() as con:
+            return record_outcome(con, run, error)
+    except DatabaseBusy as busy:
+        run.status, run.error = "failed", redact(f"{type(error).__name__}: {error}; not recorded: {busy}", known_secrets())
+        run.finished_at = run.finished_at or datetime.now(UTC)
+        report(run.source, "failed", run.error)
+        return run
+
+
+def refresh_sources(
+    warehouse: db.Writer | duckdb.DuckDBPyConnection, sources: Sequence[Source], options: FetchOptions, max_workers: int = 4
+) -> list[RunRecord]:
     """Every source's chain, concurrently, in this process (no Prefect): the same steps the flow wires."""
     from concurrent.futures import ThreadPoolExecutor
 
-    load_reference(con)
+    writer = db.Writer.of(warehouse)
+    with writer.open() as con:
+        load_reference(con)
     runs: list[RunRecord] = []
     seen: list[tuple[str, Validators, str]] = []
     for phase in phases(sources):
-        rates = exchange_rates(con)
+        with writer.open() as con:
+            rates = exchange_rates(con)
         with ThreadPoolExecutor(max_workers=max_workers) as pool:
-            runs.extend(pool.map(lambda source: refresh_source(con, source, options, rates=rates, seen=seen), phase))
-    validators.save_all(con, seen)
+            runs.extend(pool.map(lambda source: refresh_source(writer, source, options, rates=rates, seen=seen), phase))
+    with writer.open() as con:
+        validators.save_all(con, seen)
     return runs
 
 
-def refresh_catalog(db: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:
-    """A whole refresh in this process: open the warehouse, run every source's chain, close it."""
+def refresh_catalog(db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:
+    """A whole refresh in this process; the warehouse is open only while each source loads."""
     import tempfile
 
-    from warehouse.db import connect
-
-    con = connect(db)
-    try:
-        with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
-            options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir)
-            return refresh_sources(con, sources, options)
-    finally:
-        con.close()
+    with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
+        options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir)
+        return refresh_sources(db.Writer(db_file), sources, options)
 
 
 def summary_row(run: RunRecord) -> dict[str, object]:
@@ -278,6 +306,8 @@ def pages_from_files(paths: Sequence[Path]) -> list[Page]:
 
 
 def load_reference(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    """Validate every reference CSV against its model, then replace the tables in one transaction."""
+    """Validate every reference CSV against its model, then replace the tables (and the sources'
+    freshness budgets) in one transaction."""
     frames = {table: model.validate(pl.read_csv(path, infer_schema_length=None)) for table, (path, model) in REFERENCE_TABLES.items()}
+    frames["source_schedules"] = schedules_frame()  # freshness budgets, from the schedules file
     return db.load_reference(con, frames)

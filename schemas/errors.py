@@ -23,6 +23,10 @@ class DatabaseMissing(GpucatError):
     """The DuckDB file does not exist yet."""
 
 
+class DatabaseBusy(GpucatError):
+    """Another process held the DuckDB file longer than this one would wait."""
+
+
 class QueryError(GpucatError):
     """SQL the user gave failed in DuckDB."""
 

@@ -1,9 +1,18 @@
-"""Opening the DuckDB file: path resolution, numbered migrations, macros, reference data."""
+"""Opening the DuckDB file: path resolution, lock waits, numbered migrations, macros, reference data.
+
+DuckDB lets one process write a file or many processes read it, never both at once. So a
+refresh opens the file only for each short load (`Writer`), and both sides wait a bounded
+time for the other to let go before they give up with one clear line. A writer first takes
+an advisory `<db>.writer` lock, which new readers wait on: a stream of readers cannot keep a
+waiting writer out, and writers in different processes take turns.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,12 +20,17 @@ from typing import Any
 
 import duckdb
 
-from schemas.errors import DatabaseMissing, GpucatError
+from schemas.errors import DatabaseBusy, DatabaseMissing, GpucatError
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
 SQL = HERE / "sql"
 DEFAULT_DB = "gpucat.duckdb"
+# How long a reader waits for a load to finish, and a load for readers to close the file.
+READ_WAIT_S = 10.0
+WRITE_WAIT_S = 60.0
+FIRST_BACKOFF_S = 0.02
+MAX_BACKOFF_S = 0.5
 
 
 def db_path(explicit: str | Path | None = None) -> Path:
@@ -24,15 +38,20 @@ def db_path(explicit: str | Path | None = None) -> Path:
     return Path(explicit or os.environ.get("GPUCAT_DB") or DEFAULT_DB)
 
 
-def connect(path: str | Path | None = None, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open (and for writers create and migrate) the warehouse. Readers need an existing file."""
+def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+    """Open (and for writers create and migrate) the warehouse. Readers need an existing file.
+
+    Held by another process, the file is retried with backoff for `wait_s` seconds (default
+    READ_WAIT_S for readers, WRITE_WAIT_S for writers); readers also let a waiting writer go first.
+    """
     target = db_path(path)
     if str(target) != ":memory:" and read_only and not target.exists():
         raise DatabaseMissing(f"no database at {target}; run `gpucat refresh` first or pass --db")
-    try:
-        con = duckdb.connect(str(target), read_only=read_only)
-    except duckdb.IOException as exc:
-        raise GpucatError(f"cannot open {target}: {str(exc).splitlines()[0]}") from None
+    wait_s = (READ_WAIT_S if read_only else WRITE_WAIT_S) if wait_s is None else wait_s
+    deadline = time.monotonic() + wait_s
+    if read_only:
+        _wait_for_writer(target, deadline)
+    con = _open(target, read_only, deadline, wait_s)
     con.execute("SET TimeZone = 'UTC'")
     if read_only:
         pending = pending_migrations(con)
@@ -43,6 +62,123 @@ def connect(path: str | Path | None = None, *, read_only: bool = False) -> duckd
         migrate(con)
         run_script(con, SQL / "macros.sql")
     return con
+
+
+def _open(target: Path, read_only: bool, deadline: float, wait_s: float) -> duckdb.DuckDBPyConnection:
+    backoff = FIRST_BACKOFF_S
+    while True:
+        try:
+            return duckdb.connect(str(target), read_only=read_only)
+        except duckdb.IOException as exc:
+            first_line = str(exc).splitlines()[0]
+            if not is_lock_conflict(exc):
+                raise GpucatError(f"cannot open {target}: {first_line}") from None
+            if time.monotonic() + backoff > deadline:
+                holder = "a refresh is writing it" if read_only else "other processes are reading or writing it"
+                raise DatabaseBusy(f"{target} is busy: {holder}; gave up after {wait_s:g} s, try again") from None
+        time.sleep(backoff)
+        backoff = min(backoff * 2, MAX_BACKOFF_S)
+
+
+def is_lock_conflict(exc: BaseException) -> bool:
+    """DuckDB's "Could not set lock on file ... Conflicting lock is held" (another process has it)."""
+    return "lock" in str(exc).lower() and "conflicting" in str(exc).lower()
+
+
+def writer_lock_path(target: Path) -> Path:
+    return target.with_name(target.name + ".writer")
+
+
+def _wait_for_writer(target: Path, deadline: float) -> None:
+    """Let a writer that holds or waits for the file go first (bounded; no lock file, no wait)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the DuckDB lock retry alone
+        return
+    try:
+        fd = os.open(writer_lock_path(target), os.O_RDONLY)
+    except OSError:
+        return
+    backoff = FIRST_BACKOFF_S
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)  # readers only pass the gate; they never hold it
+                return
+            except BlockingIOError:
+                if time.monotonic() + backoff > deadline:
+                    return  # the DuckDB open below reports the busy file in one line
+                time.sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _writer_gate(target: Path) -> Iterator[None]:
+    """Hold `<db>.writer` exclusively while opening and writing (serializes writers, gates readers)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    try:
+        fd = os.open(writer_lock_path(target), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # e.g. a read-only folder: the open below fails with its own clear line
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+class Writer:
+    """Where a refresh writes: the file opened read-write only for each short transaction.
+
+    Fetching and parsing never hold it, so readers are locked out only while a source loads.
+    Given an open connection instead (an in-memory database, a test), every write uses a
+    cursor of that connection. Writes from threads of one process take turns.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, con: duckdb.DuckDBPyConnection | None = None, wait_s: float | None = None):
+        self.path = db_path(path) if con is None else None
+        self.con = con
+        self.wait_s = wait_s
+        self._lock = threading.RLock()
+        self._owned = con is None and str(self.path) == ":memory:"
+        if self._owned:  # nothing to reopen: an in-memory database lives as long as its connection
+            self.con = connect(self.path)
+
+    def close(self) -> None:
+        if self._owned and self.con is not None:
+            self.con.close()
+            self.con = None
+
+    @classmethod
+    def of(cls, target: Writer | duckdb.DuckDBPyConnection | str | Path | None) -> Writer:
+        if isinstance(target, Writer):
+            return target
+        if isinstance(target, duckdb.DuckDBPyConnection):
+            return cls(con=target)
+        return cls(target)
+
+    @contextmanager
+    def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._lock:
+            if self.con is not None:
+                with self.con.cursor() as cursor:  # a connection is not shared across threads; a cursor is
+                    yield cursor
+                return
+            assert self.path is not None
+            with _writer_gate(self.path):
+                con = connect(self.path, wait_s=self.wait_s)
+                try:
+                    yield con
+                finally:
+                    con.close()
 
 
 def migration_files() -> list[Path]:

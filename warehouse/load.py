@@ -98,12 +98,15 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
     staged = batch.frame.with_columns(pl.Series("content_hash", content_hashes(batch.frame, columns)))
     observed_at = staged["scraped_at"].max()
     params = {"source": run.source, "run_id": run.run_id, "observed_at": observed_at}
+    key_match = " AND ".join(f"v.{k} IS NOT DISTINCT FROM s.{k}" for k in contract.key)
     sql = query_sql("merge_versions").format(
         versions=versions,
-        key_match=" AND ".join(f"v.{k} IS NOT DISTINCT FROM s.{k}" for k in contract.key),
+        key_match=key_match,
         columns=", ".join(columns),
         staged_columns=", ".join(f"s.{c}" for c in columns),
     )
+    if batch.table == "offers":  # an offer missing from a good batch is delisted, not dropped
+        sql = query_sql("delist_offers").format(key_match=key_match) + ";\n" + sql
     con.register("staged", staged)
     try:
         for statement in split_statements(sql):

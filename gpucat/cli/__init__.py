@@ -27,3 +27,4 @@ from gpucat.cli import fit as _fit  # noqa: E402,F401
 from gpucat.cli import memory as _memory  # noqa: E402,F401
 from gpucat.cli import providers as _providers  # noqa: E402,F401
 from gpucat.cli import report as _report  # noqa: E402,F401
+from gpucat.cli import serve as _serve  # noqa: E402,F401

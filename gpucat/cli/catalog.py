@@ -151,20 +151,27 @@ SOURCE_DEFAULT = ("source", "provider", "key", "tables", "description")
 def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOption = False) -> None:
     """Per source: last run, its age and status, rows loaded, rejected and skipped, unmapped GPUs.
 
-    Also flags provider terms (billing, storage, egress) last verified more than 180 days ago.
+    Also names sources with no good run within their freshness budget (from the schedules file),
+    and flags provider terms (billing, storage, egress) last verified more than 180 days ago.
     """
     from gpucat import catalog, terms
+    from gpucat.freshness import source_freshness
     from warehouse.db import connect
 
     with connect(db, read_only=True) as con:
         rows = catalog.status(con)
         terms_age = terms.age_by_provider(con)
+        freshness = source_freshness(con)
     for row in rows:
         row.update(terms_age.get(row["provider"], {"terms_verified_on": None, "terms_stale": None}))
+        row.update(freshness.get(row["source"], {"stale_after_hours": None, "stale": None}))
     if as_json:
         echo_json(rows)
         return
     print_records(choose(STATUS_COLUMNS, STATUS_DEFAULT, columns), rows)
+    stale_data = [f"{r['source']} (budget {r['stale_after_hours']:g} h)" for r in rows if r.get("stale")]
+    if stale_data:
+        echo_wrapped(f"stale sources, no good run within their freshness budget: {', '.join(stale_data)}")
     stale = sorted(provider for provider, a in terms_age.items() if a["terms_stale"])
     if stale:
         echo_wrapped(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")
@@ -177,8 +184,9 @@ STATUS_COLUMNS = (
     Col("skipped", kind="count", get=lambda r: r.get("rows_skipped")), Col("unmapped", kind="count", get=lambda r: r.get("unmapped_rows")),
     Col("unknown_gpus", "unknown GPUs", get=lambda r: r.get("unknown_gpus")), Col("error", get=lambda r: r.get("error")),
     Col("terms", get=lambda r: f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"),
+    Col("stale", get=lambda r: "stale" if r.get("stale") else ""),
 )  # fmt: skip
-STATUS_DEFAULT = ("source", "status", "age", "rows", "rejected", "skipped", "unmapped", "terms", "unknown_gpus", "error")
+STATUS_DEFAULT = ("source", "status", "age", "stale", "rows", "rejected", "skipped", "unmapped", "terms", "unknown_gpus", "error")
 
 
 class Market(str, Enum):

@@ -29,6 +29,9 @@ def fit_command(  # type: ignore[no-untyped-def]
     available: Annotated[bool, typer.Option(
         "--available", rich_help_panel=OFFERS, help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
     )] = False,
+    include_stale: Annotated[bool, typer.Option(
+        "--include-stale", rich_help_panel=OFFERS, help="Keep offers of sources past their freshness budget (left out by default).",
+    )] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many configurations.", min=1)] = 30,
     columns: ColumnsOption = None,
     db: DbOption = None,
@@ -44,6 +47,7 @@ def fit_command(  # type: ignore[no-untyped-def]
     """
     from gpucat import availability, suggest
     from gpucat.fit import FitOptions, fit
+    from gpucat.freshness import left_out_note
     from warehouse.db import connect
 
     if spot and on_demand:
@@ -58,6 +62,7 @@ def fit_command(  # type: ignore[no-untyped-def]
         market="spot" if spot else "on_demand" if on_demand else None,
         providers=_split(provider),
         available_only=available,
+        include_stale=include_stale,
         limit=limit,
     )
     with connect(db, read_only=True) as con:
@@ -74,6 +79,8 @@ def fit_command(  # type: ignore[no-untyped-def]
                 "per_gpu_gb": {str(n): e.per_gpu_gb for n, e in result.estimates.items()},
                 "per_gpu_gb_high": {str(n): e.per_gpu_gb_high for n, e in result.estimates.items()},
                 "headroom": headroom,
+                "stale_sources": result.stale_sources,
+                "include_stale": include_stale,
                 "offers": [jsonable(r) for r in result.rows],
             }
         )
@@ -83,6 +90,9 @@ def fit_command(  # type: ignore[no-untyped-def]
     echo_wrapped(f"{arch.name}, {settings.method}: memory per GPU ({settings.sharding}) {needs}")
     if note:
         echo_wrapped(note)
+    stale_note = left_out_note(result.stale_sources, include_stale)
+    if stale_note:
+        echo_wrapped(stale_note)
     if not result.rows:
         if empty_because:
             echo_wrapped(f"No current offer fits: {empty_because}.")

@@ -62,12 +62,28 @@ def test_unchanged_offer_only_moves_its_scrape_time(con):
     assert current(con) == [("gpu8.48xlarge/us-east-1/on_demand", 55.04, later)]
 
 
-def test_offer_gone_from_the_source_is_no_longer_current(con):
-    later = SCRAPED + timedelta(hours=1)
+def availability(con):
+    return con.execute(
+        "SELECT offer_id, availability, valid_from, valid_to, content_hash LIKE 'delisted:%' FROM offer_versions "
+        "WHERE offer_id = 'type3/us-east-1/on_demand' ORDER BY valid_from"
+    ).fetchall()
+
+
+def test_offer_gone_from_the_source_stays_in_history_as_unavailable(con):
+    later, latest = SCRAPED + timedelta(hours=1), SCRAPED + timedelta(hours=2)
     run_load(con, offers(4))
     run_load(con, offers(3, scraped_at=later))
-    assert [row[0] for row in current(con)] == ["type0/us-east-1/on_demand", "type1/us-east-1/on_demand", "type2/us-east-1/on_demand"]
-    assert ("type3/us-east-1/on_demand", 55.04, SCRAPED, later) in versions(con)
+    gone = "type3/us-east-1/on_demand"
+    assert availability(con) == [(gone, "unknown", SCRAPED, later, False), (gone, "unavailable", later, None, True)]
+    # Still current, now unavailable, and last seen when it was last listed (so it ages and goes stale).
+    assert con.execute("SELECT availability, available_count, scraped_at FROM current_offers WHERE offer_id = $id", {"id": gone}).fetchall() == [
+        ("unavailable", None, SCRAPED)
+    ]
+    versions_before = versions(con)
+    run_load(con, offers(3, scraped_at=latest))  # still gone: nothing new
+    assert versions(con) == versions_before
+    run_load(con, offers(4, scraped_at=latest))  # listed again: a new available version
+    assert [row[1:4] for row in availability(con)] == [("unknown", SCRAPED, later), ("unavailable", later, latest), ("unknown", latest, None)]
 
 
 def test_other_sources_rows_are_untouched(con):

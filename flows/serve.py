@@ -1,0 +1,97 @@
+"""`gpucat serve`: the refresh flow as one Prefect deployment per schedule group, served here.
+
+Each group of `schedules.toml` becomes a deployment named after it, with the group's cron
+schedule and its sources as the `providers` parameter. Flow runs execute in subprocesses of
+this process, in its working directory and environment. Nothing here runs at import: the
+runner imports `flows.refresh` (by module path) for every run, and a module that started a
+server on import would start one per run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gpucat.schedules import Group, config_path, load_groups
+from schemas.errors import UserInputError
+
+
+def deployment_parameters(group: Group, replay_dir: Path | None = None, db_path: Path | None = None) -> dict[str, object]:
+    """The flow parameters of a group's runs; paths absolute so runs do not depend on a cwd."""
+    return {
+        "providers": list(group.sources),
+        "replay_dir": str(replay_dir.resolve()) if replay_dir else None,
+        "db_path": str(db_path.resolve()) if db_path else None,
+        "rates_first": True,
+    }
+
+
+def deployments(groups: list[Group], *, every: float | None = None, replay_dir: Path | None = None, db_path: Path | None = None) -> list:
+    """A runner deployment per group: its cron schedule, or every `every` seconds for all."""
+    from prefect.deployments.runner import EntrypointType
+
+    from flows.refresh import refresh
+
+    out = []
+    for group in groups:
+        schedule: dict[str, object] = {"interval": every} if every else {"cron": group.cron}
+        out.append(
+            refresh.to_deployment(
+                name=group.name,
+                description=group.description or None,
+                parameters=deployment_parameters(group, replay_dir, db_path),
+                tags=["gpucat", f"schedule:{group.name}"],
+                entrypoint_type=EntrypointType.MODULE_PATH,
+                **schedule,
+            )
+        )
+    return out
+
+
+def select_groups(groups: list[Group], names: list[str] | None) -> list[Group]:
+    if not names:
+        return groups
+    known = {g.name: g for g in groups}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserInputError(f"unknown schedule group {', '.join(unknown)}; groups: {', '.join(known)}")
+    return [known[n] for n in names]
+
+
+def api_url() -> str | None:
+    from prefect.settings import get_current_settings
+
+    return get_current_settings().api.url
+
+
+def serve(
+    config: Path | None = None,
+    *,
+    every: float | None = None,
+    replay_dir: Path | None = None,
+    db_path: Path | None = None,
+    groups: list[str] | None = None,
+    limit: int | None = None,
+) -> None:
+    """Register every group's deployment on the Prefect API and run their runs until interrupted."""
+    from prefect import serve as prefect_serve
+
+    if not api_url():
+        raise UserInputError(
+            "gpucat serve needs a Prefect API: run `prefect server start`, then set PREFECT_API_URL=http://127.0.0.1:4200/api"
+        )
+    if every is not None and every <= 0:
+        raise UserInputError(f"--every must be a positive number of seconds, got {every:g}")
+    chosen = select_groups(load_groups(config), groups)
+    # Runs are subprocesses of this one: they read the same schedules file (freshness budgets).
+    os.environ["GPUCAT_SCHEDULES"] = str(config_path(config).resolve())
+    prefect_serve(*deployments(chosen, every=every, replay_dir=replay_dir, db_path=db_path), limit=limit)
+
+
+def main() -> None:
+    """`python -m flows.serve`: serve the shipped schedules (`gpucat serve` has the options)."""
+    serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""`gpucat serve`: scheduled refreshes on a Prefect server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gpucat.cli import app
+from gpucat.cli._common import handle_errors
+from gpucat.cli.catalog import DbOption, _split
+
+
+@app.command()
+@handle_errors
+def serve(
+    every: Annotated[
+        float | None, typer.Option("--every", help="Run every group every this many seconds instead of its cron (tests, demos).", min=1)
+    ] = None,
+    replay: Annotated[Path | None, typer.Option("--replay", help="Served runs replay this capture directory instead of the network.")] = None,
+    db: DbOption = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Schedules file (default: $GPUCAT_SCHEDULES or the one shipped with gpucat).")
+    ] = None,
+    group: Annotated[
+        list[str] | None, typer.Option("--group", help="Serve only these schedule groups (repeat or comma-separate); default all.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="At most this many flow runs at once.", min=1)] = None,
+) -> None:
+    """Serve the refresh flow on a Prefect server: one deployment per schedule group.
+
+    Needs $PREFECT_API_URL (start one with `prefect server start`). Each group of the schedules
+    file (live-stock hourly, price-lists every 6 h, rates daily by default) becomes a deployment
+    whose runs refresh its sources; stop with Ctrl-C. Without --db, runs write gpucat.duckdb in
+    this command's working directory (or $GPUCAT_DB).
+    """
+    from flows.serve import serve as serve_groups
+    from scrapers.capture import read_manifest
+
+    if replay is not None:
+        read_manifest(replay)  # a missing or malformed capture directory is one clear line, now
+    serve_groups(config, every=every, replay_dir=replay, db_path=db, groups=_split(group), limit=limit)

@@ -1,0 +1,144 @@
+"""The schedules file: groups, rules, cron intervals, freshness budgets, and the deployments made of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from flows.serve import deployment_parameters, deployments, select_groups
+from gpucat.schedules import cron_interval_hours, freshness_budgets, load_groups
+from schemas.errors import UserInputError
+from scrapers import all_sources
+from tests.conftest import ROOT
+
+
+def test_shipped_schedules_place_every_source_once_with_budgets_twice_the_interval():
+    groups = load_groups()
+    placed = [s for g in groups for s in g.sources]
+    assert sorted(placed) == sorted(all_sources())
+    by_name = {g.name: (g.cron, g.interval_hours, g.stale_after_hours) for g in groups}
+    assert by_name == {"live-stock": ("0 * * * *", 1.0, 2.0), "rates": ("0 6 * * *", 24.0, 48.0), "price-lists": ("0 */6 * * *", 6.0, 12.0)}
+    # Rates are claimed by the table they fill, so a new rates source lands in the daily group.
+    rate_sources = {s.name for s in all_sources().values() if "exchange_rates" in s.tables}
+    assert set(next(g for g in groups if g.name == "rates").sources) == rate_sources
+    assert freshness_budgets(groups) == {s: g.stale_after_hours for g in groups for s in g.sources}
+
+
+@pytest.mark.parametrize(
+    ("cron", "hours"),
+    [
+        ("0 * * * *", 1),
+        ("*/15 * * * *", 0.25),
+        ("0 */6 * * *", 6),
+        ("0 6 * * *", 24),
+        ("0 6,18 * * *", 12),
+        ("0 6 * * 1-5", 72),  # Friday to Monday
+        ("0 0 1 * *", 31 * 24),
+        ("0 0 1,15 * 0", 7 * 24),  # both day fields: either matches
+    ],
+)
+def test_cron_interval_is_the_longest_gap(cron: str, hours: float):
+    assert cron_interval_hours(cron) == hours
+
+
+@pytest.mark.parametrize(
+    ("cron", "message"),
+    [
+        ("0 * * *", "needs five fields"),
+        ("61 * * * *", "outside 0-59"),
+        ("0 * * * MON", "cannot read 'MON'"),
+        ("0 0 30 2 *", "runs less than twice"),
+    ],
+)
+def test_bad_cron_is_one_clear_error(cron: str, message: str):
+    with pytest.raises(UserInputError, match=message):
+        cron_interval_hours(cron)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ('[groups.a]\ncron = "0 * * * *"\nsources = ["no-such-source"]\nrest = true\n', "names unknown sources no-such-source"),
+        ('[groups.a]\ncron = "0 * * * *"\nsources = ["ecb-rates"]\n', "no group schedules"),
+        ('[groups.a]\ncron = "0 * * * *"\nrest = true\n[groups.b]\ncron = "0 * * * *"\nrest = true\n', "only one group may say rest"),
+        ("[groups.a]\nrest = true\n", "has no cron"),
+        ("title = 1\n", "no \\[groups.NAME\\] tables"),
+        ("[groups.a\n", "cannot read schedules"),
+    ],
+)
+def test_bad_schedules_file_is_one_clear_error(tmp_path: Path, config: str, message: str):
+    path = tmp_path / "schedules.toml"
+    path.write_text(config)
+    with pytest.raises(UserInputError, match=message):
+        load_groups(path)
+
+
+def test_explicit_budget_and_first_group_wins(tmp_path: Path):
+    path = tmp_path / "schedules.toml"
+    path.write_text(
+        '[groups.first]\ncron = "0 * * * *"\nsources = ["ecb-rates"]\nstale_after_hours = 5\n'
+        '[groups.second]\ncron = "0 0 * * *"\ntables = ["exchange_rates"]\nrest = true\n'
+    )
+    first, second = load_groups(path)
+    assert (first.sources, first.stale_after_hours) == (("ecb-rates",), 5.0)
+    assert "ecb-rates" not in second.sources and second.stale_after_hours == 48
+
+
+def test_deployments_carry_the_group_schedule_sources_and_absolute_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    groups = load_groups()
+    made = deployments(groups, replay_dir=Path("captures"), db_path=Path("x.duckdb"))
+    assert [d.name for d in made] == [g.name for g in groups]
+    for deployment, group in zip(made, groups, strict=True):
+        assert deployment.entrypoint == "flows.refresh.refresh"
+        assert [s.schedule.cron for s in deployment.schedules] == [group.cron]
+        assert deployment.parameters == {
+            "providers": list(group.sources),
+            "replay_dir": str(tmp_path / "captures"),
+            "db_path": str(tmp_path / "x.duckdb"),
+            "rates_first": True,
+        }
+    every = deployments(groups, every=30)
+    assert {s.schedule.interval.total_seconds() for d in every for s in d.schedules} == {30}
+    assert {d.parameters["db_path"] for d in every} == {None}
+
+
+def test_select_groups_by_name_and_unknown_names():
+    groups = load_groups()
+    assert [g.name for g in select_groups(groups, ["rates"])] == ["rates"]
+    with pytest.raises(UserInputError, match="unknown schedule group nope; groups: live-stock, rates, price-lists"):
+        select_groups(groups, ["nope"])
+
+
+def test_prefect_yaml_describes_the_same_deployments():
+    declared = yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]
+    expected = [
+        {"name": g.name, "schedules": [{"cron": g.cron, "timezone": "UTC"}], "parameters": deployment_parameters(g)}
+        for g in load_groups()
+    ]
+    got = [{"name": d["name"], "schedules": d["schedules"], "parameters": d["parameters"]} for d in declared]
+    assert got == expected, "prefect.yaml drifted from gpucat/schedules.toml"
+    assert {d["entrypoint"] for d in declared} == {"flows/refresh.py:refresh"}
+
+
+def test_serve_without_a_prefect_api_is_one_line(monkeypatch: pytest.MonkeyPatch):
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    monkeypatch.setattr("flows.serve.api_url", lambda: None)
+    result = CliRunner().invoke(app, ["serve", "--every", "5"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: gpucat serve needs a Prefect API: run `prefect server start`")
+
+
+def test_a_group_run_on_a_warehouse_without_rates_refreshes_the_rates_first():
+    from gpucat import pipeline
+
+    group = [s for s in all_sources().values() if not s.loads_first][:2]
+    first = [s for s in all_sources().values() if s.loads_first]
+    assert pipeline.with_prerequisites(group, {}) == first + group
+    assert pipeline.with_prerequisites(group, {"EUR": object()}) == group
+    assert pipeline.with_prerequisites(first, {}) == first  # never twice

@@ -1,0 +1,31 @@
+-- Per source with a freshness budget: stale when its last good run (ok, or unchanged: nothing new
+-- to load) is older than the budget or never happened, or when the newest of its current rows
+-- was last seen longer ago than that (data replayed from an old capture is as old as the capture).
+WITH last_good AS (
+    SELECT source, max(finished_at) AS last_good_at
+    FROM scrape_runs
+    WHERE status IN ('ok', 'unchanged')
+    GROUP BY source
+),
+seen AS (
+    SELECT source, max(scraped_at) AS seen_at
+    FROM (
+        SELECT source, scraped_at FROM offer_versions WHERE valid_to IS NULL
+        UNION ALL
+        SELECT source, scraped_at FROM interruption_rate_versions WHERE valid_to IS NULL
+        UNION ALL
+        SELECT source, scraped_at FROM exchange_rate_versions WHERE valid_to IS NULL
+    )
+    GROUP BY source
+),
+clock AS (
+    SELECT coalesce(CAST(getvariable('gpucat_now') AS TIMESTAMPTZ), now()) AS now
+)
+SELECT s.source, s.stale_after_hours,
+       coalesce(date_diff('second', g.last_good_at, clock.now) / 3600.0 > s.stale_after_hours, true)
+       OR coalesce(date_diff('second', seen.seen_at, clock.now) / 3600.0 > s.stale_after_hours, false) AS stale
+FROM source_schedules AS s
+CROSS JOIN clock
+LEFT JOIN last_good AS g USING (source)
+LEFT JOIN seen USING (source)
+ORDER BY s.source
