@@ -70,6 +70,7 @@ def refresh(
     record_dir: str | None = None,
     db_path: str | None = None,
     rates_first: bool = False,
+    schedule_group: str | None = None,
 ) -> State:
     """Refresh the catalog from every selected source into the DuckDB file.
 
@@ -79,7 +80,14 @@ def refresh(
     db_path: the DuckDB file (default: $GPUCAT_DB, else gpucat.duckdb in the run's working directory).
     rates_first: when the warehouse has no exchange rates yet, refresh the rates sources too
         (scheduled groups set it, so a group's first run can convert non-USD prices).
+    schedule_group: refresh the sources of this group of the schedules file (gpucat serve and
+        prefect.yaml's deployments name their group), instead of `providers`.
     """
+    if schedule_group is not None:
+        from gpucat.schedules import load_groups, select_groups
+
+        [group] = select_groups(load_groups(), [schedule_group])
+        providers = list(group.sources)
     sources = select_sources(providers)
     writer = db.Writer(db_path)
     try:

@@ -17,9 +17,12 @@ from schemas.errors import UserInputError
 
 
 def deployment_parameters(group: Group, replay_dir: Path | None = None, db_path: Path | None = None) -> dict[str, object]:
-    """The flow parameters of a group's runs; paths absolute so runs do not depend on a cwd."""
+    """The flow parameters of a group's runs; paths absolute so runs do not depend on a cwd.
+
+    The group is named, not its sources: each run reads its sources from the schedules file,
+    so a source added to gpucat needs no edit here or in prefect.yaml."""
     return {
-        "providers": list(group.sources),
+        "schedule_group": group.name,
         "replay_dir": str(replay_dir.resolve()) if replay_dir else None,
         "db_path": str(db_path.resolve()) if db_path else None,
         "rates_first": True,

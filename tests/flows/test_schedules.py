@@ -95,7 +95,7 @@ def test_deployments_carry_the_group_schedule_sources_and_absolute_paths(tmp_pat
         assert deployment.entrypoint == "flows.refresh.refresh"
         assert [s.schedule.cron for s in deployment.schedules] == [group.cron]
         assert deployment.parameters == {
-            "providers": list(group.sources),
+            "schedule_group": group.name,
             "replay_dir": str(tmp_path / "captures"),
             "db_path": str(tmp_path / "x.duckdb"),
             "rates_first": True,
