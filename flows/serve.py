@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpucat.schedules import Group, config_path, load_groups
+from gpucat.schedules import Group, config_path, load_groups, select_groups
 from schemas.errors import UserInputError
 
 
@@ -49,16 +49,6 @@ def deployments(groups: list[Group], *, every: float | None = None, replay_dir: 
             )
         )
     return out
-
-
-def select_groups(groups: list[Group], names: list[str] | None) -> list[Group]:
-    if not names:
-        return groups
-    known = {g.name: g for g in groups}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise UserInputError(f"unknown schedule group {', '.join(unknown)}; groups: {', '.join(known)}")
-    return [known[n] for n in names]
 
 
 def api_url() -> str | None:

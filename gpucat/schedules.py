@@ -145,3 +145,13 @@ def _values(field: str, lo: int, hi: int, cron: str) -> set[int]:
             raise UserInputError(f"cron {cron!r}: {field!r} is outside {lo}-{hi}")
         out.update(range(first, last + 1, stride))
     return out
+
+
+def select_groups(groups: list[Group], names: list[str] | None) -> list[Group]:
+    if not names:
+        return groups
+    known = {g.name: g for g in groups}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserInputError(f"unknown schedule group {', '.join(unknown)}; groups: {', '.join(known)}")
+    return [known[n] for n in names]

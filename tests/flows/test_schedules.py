@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flows.serve import deployment_parameters, deployments, select_groups
+from flows.serve import deployment_parameters, deployments
+from gpucat.schedules import select_groups
 from gpucat.schedules import cron_interval_hours, freshness_budgets, load_groups
 from schemas.errors import UserInputError
 from scrapers import all_sources

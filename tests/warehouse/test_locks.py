@@ -97,7 +97,7 @@ def test_offers_in_a_loop_never_fail_during_a_slow_refresh(loaded: Path, tmp_pat
         out, err = reader.communicate(timeout=60)
     outcome = json.loads(out.strip().splitlines()[-1]) if out.strip() else {"reads": 0, "failures": [err[-500:]]}
     print(f"reads during the refresh: {outcome['reads']}, failures: {len(outcome['failures'])}, refresh {refresh_s:.1f} s")
-    assert [r.status for r in runs] == ["ok"] * len(SOURCES)
+    assert {r.status for r in runs} <= {"ok", "unchanged"}  # unchanged: the provider's version says so (AWS)
     assert outcome["failures"] == []
     assert outcome["reads"] >= 3, (outcome, refresh_s)
 
@@ -110,7 +110,7 @@ def test_refresh_waits_for_a_reader_that_holds_the_file(loaded: Path):
         waited = time.monotonic() - started
     finally:
         reader.wait(timeout=30)
-    assert {r.status for r in runs} == {"ok"}
+    assert {r.status for r in runs} <= {"ok", "unchanged"}
     assert waited >= 1  # it did meet the reader, and outlasted it
     with db.connect(loaded, read_only=True) as con:
         assert con.execute("SELECT count(*) FROM scrape_runs").fetchone() == (2 * len(SOURCES),)
