@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import duckdb
@@ -28,6 +28,8 @@ VERSIONS_TABLE = {"offers": "offer_versions", "interruption_rates": "interruptio
 VOLATILE = ("source_url", "scraped_at")
 # A batch smaller than this fraction of the source's last good run is a collapse, not news.
 MIN_ROW_RATIO = 0.5
+# What a natural-key value of a rejected row may be for it to name a stored row.
+_KEY_TYPES = (str, int, float, date)
 
 
 @dataclass
@@ -104,12 +106,35 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         staged_columns=", ".join(f"s.{c}" for c in columns),
     )
     con.register("staged", staged)
+    con.register("kept", kept_keys(batch))
     try:
         for statement in split_statements(sql):
             used = set(re.findall(r"\$(\w+)", statement))
             con.execute(statement, {k: v for k, v in params.items() if k in used})
     finally:
         con.unregister("staged")
+        con.unregister("kept")
+
+
+def kept_keys(batch: Validated) -> pl.DataFrame:
+    """Keys of rows the source still lists but that failed validation this run (and no valid row has).
+
+    Their offers keep their last good version: one bad value must not make an offer vanish.
+    A rejected row without a full key (a parser's raw row) names no offer and keeps nothing.
+    """
+    contract = CONTRACTS[batch.table]
+    schema = {k: v for k, v in contract.polars_schema().items() if k in contract.key}
+    valid = set(batch.frame.select(contract.key).iter_rows()) if batch.frame.height else set()
+    keys = set()
+    for rejected in batch.rejected:
+        key = tuple(rejected.row.get(k) for k in contract.key)
+        if rejected.table == batch.table and all(isinstance(v, _KEY_TYPES) for v in key) and key not in valid:
+            keys.add(key)
+    rows = [dict(zip(contract.key, key, strict=True)) for key in keys]
+    try:
+        return pl.DataFrame(rows, schema=schema, strict=False, orient="row") if rows else pl.DataFrame(schema=schema)
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        return pl.DataFrame(schema=schema)  # keys of the wrong type match no stored offer anyway
 
 
 def content_hashes(frame: pl.DataFrame, columns: Iterable[str]) -> list[str]:
