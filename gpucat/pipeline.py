@@ -127,7 +127,7 @@ def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBa
     run.rows_fetched = sum(b.frame.height + len(b.rejected) for b in batch.batches)
     with _WRITE_LOCK:
         load_source(con, run, batch.batches)
-    report(run.source, "ok", f"{run.rows_valid} rows, {run.rows_rejected} rejected")
+    report(run.source, run.status, run.error if run.status == "quarantined" else f"{run.rows_valid} rows, {run.rows_rejected} rejected")
     return run
 
 

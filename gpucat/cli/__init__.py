@@ -17,6 +17,7 @@ app = typer.Typer(
 )
 
 # Command modules register themselves on import.
+from gpucat.cli import accept as _accept  # noqa: E402,F401
 from gpucat.cli import catalog as _catalog  # noqa: E402,F401
 from gpucat.cli import fit as _fit  # noqa: E402,F401
 from gpucat.cli import memory as _memory  # noqa: E402,F401

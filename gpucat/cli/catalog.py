@@ -175,6 +175,8 @@ def sources(
 def status(db: DbOption = None, as_json: JsonOption = False) -> None:
     """Per source: last run, its age and status, rows loaded and rejected, unknown GPU names.
 
+    Quarantined runs (batches held for inspection, not loaded) are listed with the command that loads them.
+
     Also flags provider terms (billing, storage, egress) last verified more than 180 days ago.
     """
     from gpucat import catalog, terms
@@ -198,6 +200,9 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
             for r in rows
         ],
     )  # fmt: skip
+    for r in rows:
+        for run_id in r.get("quarantined_runs") or []:
+            typer.echo(f"quarantined: {r['source']} run {run_id} is held for inspection, not loaded; load it with `gpucat accept {run_id}`")
     stale = sorted(provider for provider, a in terms_age.items() if a["terms_stale"])
     if stale:
         typer.echo(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")

@@ -1,4 +1,5 @@
--- Per source: its latest run, its latest successful run, and GPU names it could not map.
+-- Per source: its latest run, its latest successful run, GPU names it could not map, and its
+-- quarantined runs waiting for `gpucat accept`.
 WITH last AS (
     SELECT *
     FROM scrape_runs
@@ -18,11 +19,19 @@ unknown AS (
          LATERAL (SELECT regexp_extract(reason, '^unknown_gpu: ''?(.*?)''?$', 1) AS name)
     WHERE reason LIKE 'unknown_gpu:%'
     GROUP BY r.source
+),
+held AS (
+    -- Quarantined batches not yet accepted: `gpucat accept RUN_ID` loads one.
+    SELECT source, list(run_id ORDER BY quarantined_at) AS quarantined_runs
+    FROM quarantines
+    WHERE accepted_run_id IS NULL
+    GROUP BY source
 )
 SELECT last.source, last.provider, last.status, last.finished_at AS last_run_at, last_ok.last_ok_at,
        last.rows_fetched, last.rows_valid, last.rows_rejected, last.pages, last.error,
-       coalesce(unknown.unknown_gpus, []) AS unknown_gpus
+       coalesce(unknown.unknown_gpus, []) AS unknown_gpus, coalesce(held.quarantined_runs, []) AS quarantined_runs
 FROM last
 LEFT JOIN last_ok USING (source)
 LEFT JOIN unknown USING (source)
+LEFT JOIN held USING (source)
 ORDER BY last.source
