@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +18,7 @@ import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from schemas.errors import MissingApiKey, UserInputError
+from schemas.errors import GpucatError, MissingApiKey, SourceError, UserInputError
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
 from schemas.gpu_models import GpuModelRow
@@ -76,6 +77,36 @@ def new_run(source: Source, flow_run_id: str | None = None) -> RunRecord:
     )
 
 
+@contextmanager
+def secrets_redacted() -> Iterator[None]:
+    """An exception leaving a step carries no secret: Prefect logs it and stores it in its database.
+
+    When the message (or one it chains to) holds a key or a secret recognizable by name, the
+    same kind of error is raised again with the redacted message and without the chain.
+    """
+    try:
+        yield
+    except Exception as exc:
+        secrets = known_secrets()
+        chain = [exc, *_chained(exc)]
+        if all(redact(str(e), secrets) == str(e) for e in chain):
+            raise
+        message = redact(str(exc), secrets)
+        try:
+            clean = type(exc)(message) if isinstance(exc, GpucatError) else SourceError(f"{type(exc).__name__}: {message}")
+        except TypeError:  # an error whose constructor takes more than a message
+            clean = SourceError(f"{type(exc).__name__}: {message}")
+        raise clean from None
+
+
+def _chained(exc: BaseException) -> Iterator[BaseException]:
+    seen = {id(exc)}
+    while (exc := exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:  # type: ignore[assignment]
+        seen.add(id(exc))
+        yield exc
+
+
+@secrets_redacted()
 def fetch_source(source: Source, options: FetchOptions, env: Mapping[str, str] = os.environ) -> list[Page]:
     report(source.name, "fetching")
     transport = ReplayTransport(options.replay_dir) if options.replay_dir else None
@@ -86,6 +117,7 @@ def fetch_source(source: Source, options: FetchOptions, env: Mapping[str, str] =
         return list(source.fetch(fetcher))
 
 
+@secrets_redacted()
 def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES) -> list[ParseItem]:
     """Parse every page, run the source's batch pass, then normalize (GPU names, USD with `rates`)."""
     report(source.name, "parsing")
@@ -106,6 +138,7 @@ def phases(sources: Sequence[Source]) -> list[list[Source]]:
     return [phase for phase in (first, rest) if phase]
 
 
+@secrets_redacted()
 def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> SourceBatch:
     """One validated batch per table the source fills; rejections from parsing ride along."""
     report(source.name, "validating")
@@ -120,6 +153,7 @@ def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> S
     return SourceBatch(batches, pages)
 
 
+@secrets_redacted()
 def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBatch) -> RunRecord:
     """Batch checks and the atomic load; on failure `run` keeps the rejected rows for the record."""
     report(run.source, "loading")
