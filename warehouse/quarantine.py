@@ -158,17 +158,14 @@ def rejected_share_limit(con: duckdb.DuckDBPyConnection, source: str) -> float:
 
 def keep(con: duckdb.DuckDBPyConnection, run_id: str, source: str, provider: str, at: datetime, batches: Sequence[Validated], reasons: Sequence[str]) -> None:
     """Store a quarantined batch's rows as validation passed them (call inside the load's transaction)."""
-    con.execute(
-        "INSERT INTO quarantines (run_id, source, provider, reasons, quarantined_at) VALUES ($run_id, $source, $provider, $reasons, $at)",
-        {"run_id": run_id, "source": source, "provider": provider, "reasons": list(reasons), "at": at},
-    )
-    for batch in batches:
-        rows = [json.dumps(row, sort_keys=True, default=_iso) for row in batch.frame.iter_rows(named=True)]
-        if rows:
-            con.executemany(
-                "INSERT INTO quarantined_rows VALUES ($run_id, $table, $row)",
-                [{"run_id": run_id, "table": batch.table, "row": row} for row in rows],
-            )
+    con.execute(query_sql("quarantine_insert"), {"run_id": run_id, "source": source, "provider": provider, "reasons": list(reasons), "at": at})
+    rows = [
+        {"run_id": run_id, "table": batch.table, "row": json.dumps(row, sort_keys=True, default=_iso)}
+        for batch in batches
+        for row in batch.frame.iter_rows(named=True)
+    ]
+    if rows:
+        con.executemany(query_sql("quarantined_row_insert"), rows)
 
 
 @dataclass(frozen=True)
@@ -182,23 +179,21 @@ class Quarantined:
 
 def read(con: duckdb.DuckDBPyConnection, run_id: str) -> Quarantined:
     """A quarantined run, ready to load; refuses unknown, accepted or superseded ones."""
-    row = con.execute("SELECT source, provider, quarantined_at, accepted_run_id FROM quarantines WHERE run_id = $run_id", {"run_id": run_id}).fetchone()
+    row = con.execute(query_sql("quarantine_get"), {"run_id": run_id}).fetchone()
     if row is None:
         raise UserInputError(f"no quarantined run {run_id!r}; `gpucat status` lists them")
-    source, provider, at, accepted = row
+    source, provider, at, accepted, newer = row
     if accepted:
         raise UserInputError(f"quarantined run {run_id} was already accepted (as run {accepted})")
-    newer = con.execute(
-        "SELECT count(*) FROM scrape_runs WHERE source = $source AND status = 'ok' AND finished_at > $at", {"source": source, "at": at}
-    ).fetchone()
-    if newer and newer[0]:
+    if newer:
         raise UserInputError(f"{source} has loaded a good run since {run_id} was quarantined; accepting it would replace newer data")
     stored: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for table, text in con.execute("SELECT table_name, row_json FROM quarantined_rows WHERE run_id = $run_id", {"run_id": run_id}).fetchall():
-        stored[table].append(json.loads(text))
     rejected: dict[str, list[Rejected]] = defaultdict(list)
-    for table, reasons, text in con.execute("SELECT table_name, reasons, row_json FROM rejected_rows WHERE run_id = $run_id", {"run_id": run_id}).fetchall():
-        rejected[table].append(Rejected(table, tuple(reasons), json.loads(text)))
+    for table, reasons, text in con.execute(query_sql("quarantined_batch"), {"run_id": run_id}).fetchall():
+        if reasons is None:
+            stored[table].append(json.loads(text))
+        else:
+            rejected[table].append(Rejected(table, tuple(reasons), json.loads(text)))
     tables = sorted(set(stored) | set(rejected))
     return Quarantined(run_id, source, provider, at, [Validated(t, frame_from_rows(t, stored[t]), rejected[t]) for t in tables])
 
@@ -216,10 +211,7 @@ def frame_from_rows(table: str, rows: list[dict[str, Any]]) -> pl.DataFrame:
 
 
 def mark_accepted(con: duckdb.DuckDBPyConnection, run_id: str, accepted_run_id: str, at: datetime) -> None:
-    con.execute(
-        "UPDATE quarantines SET accepted_at = $at, accepted_run_id = $accepted WHERE run_id = $run_id",
-        {"at": at, "accepted": accepted_run_id, "run_id": run_id},
-    )
+    con.execute(query_sql("quarantine_accept"), {"at": at, "accepted": accepted_run_id, "run_id": run_id})
 
 
 def _rows(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
