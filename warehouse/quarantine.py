@@ -4,8 +4,9 @@ Row validation (schemas/) judges each row alone. These checks judge a source's w
 against the catalog and against the source's last good run, before anything is merged:
 
 - a GPU model's median price per GPU-hour moved more than `MAX_MEDIAN_MOVE` times;
-- more than `MAX_IMPLAUSIBLE_SHARE` of its offers lie outside the plausibility band of their GPU
-  model (the catalog's own median for the model, divided or multiplied by `PLAUSIBLE_BAND`);
+- more than `MAX_IMPLAUSIBLE_SHARE` of its offers have implausible prices: outside the band of
+  their GPU model (the catalog's own median for the model, divided or multiplied by
+  `PLAUSIBLE_BAND`), or more than `MAX_ROW_JUMP` times their own last good price;
 - its rejected share passed `rejected_share_limit` (higher than the last good run's by a margin);
 - a region or a price-list file (source_url) lost more than `MAX_LOST_SHARE` of its offers.
 
@@ -38,8 +39,11 @@ from warehouse.db import query_sql
 # A batch's median price of a GPU model may move this many times (either way) against the last good run.
 MAX_MEDIAN_MOVE = 3.0
 # A price this many times under or over its GPU model's catalog median is implausible. The
-# fixtures' widest legitimate spread (a marketplace V100 at 1/10 of the median) fits inside it.
-PLAUSIBLE_BAND = 20.0
+# fixtures' widest legitimate spread between sources (a marketplace V100 at $0.09 against a
+# hyperscaler's $3.06: 34x) fits inside it, whichever of the two loaded first.
+PLAUSIBLE_BAND = 50.0
+# An offer's price may move this many times (either way) against its own last good version.
+MAX_ROW_JUMP = 10.0
 # Up to this share of a batch's offers may be implausible one by one (rejected); more is a unit error.
 MAX_IMPLAUSIBLE_SHARE = 0.1
 # Rejected share: never over RISE above the last good run's, and over FIRST_RUN with no good run yet.
@@ -70,9 +74,10 @@ def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Valid
             checked.append(batch)
             continue
         current = _rows(con, "source_current_offers", {"source": source})
-        plausible, implausible = split_implausible(batch, catalog_medians(con))
+        last_good = {(row["provider"], row["offer_id"]): row["usd_per_gpu_hour"] for row in current}
+        plausible, implausible = split_implausible(batch, catalog_medians(con), last_good)
         if len(implausible) > MAX_IMPLAUSIBLE_SHARE * batch.frame.height:
-            reasons.append(f"{len(implausible)} of {batch.frame.height} offers outside the plausible price band of their GPU model, e.g. {implausible[0].reasons[0]}")
+            reasons.append(f"{len(implausible)} of {batch.frame.height} offers have implausible prices, e.g. {implausible[0].reasons[0]}")
         reasons.extend(median_moves(batch.frame, current))
         reasons.extend(lost_rows(batch, current))
         checked.append(plausible)
@@ -86,11 +91,16 @@ def catalog_medians(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
     return {row["gpu_model"]: row["median_usd_per_gpu_hour"] for row in _rows(con, "catalog_gpu_medians", {})}
 
 
-def split_implausible(batch: Validated, medians: dict[str, float]) -> tuple[Validated, list[Rejected]]:
-    """The batch without prices outside their model's band, and those rows as `Rejected`.
+def split_implausible(
+    batch: Validated, medians: dict[str, float], last_good: dict[tuple[str, str], float] | None = None
+) -> tuple[Validated, list[Rejected]]:
+    """The batch without implausible prices, and those rows as `Rejected`.
 
-    A model the catalog has no offers of yet is anchored on the batch's own median.
+    Implausible: outside the band of the offer's GPU model (a model the catalog has no offers of
+    yet is anchored on the batch's own median), or a jump of over MAX_ROW_JUMP times against the
+    offer's own last good price.
     """
+    last_good = last_good or {}
     own = batch.frame.group_by("gpu_model").agg(pl.col("usd_per_gpu_hour").median())
     anchors = {**dict(own.iter_rows()), **medians}
     bad: list[int] = []
@@ -99,13 +109,18 @@ def split_implausible(batch: Validated, medians: dict[str, float]) -> tuple[Vali
         anchor = anchors[row["gpu_model"]]
         low, high = anchor / PLAUSIBLE_BAND, anchor * PLAUSIBLE_BAND
         price = row["usd_per_gpu_hour"]
+        before = last_good.get((row["provider"], row["offer_id"]))
         if not low <= price <= high:
-            bad.append(i)
             reason = (
                 f"implausible_price: usd_per_gpu_hour {price:g} outside [{low:.4g}, {high:.4g}], "
                 f"1/{PLAUSIBLE_BAND:g} to {PLAUSIBLE_BAND:g}x the catalog median {anchor:.4g} of {row['gpu_model']}"
             )
-            rejected.append(Rejected(batch.table, (reason,), row))
+        elif before and max(price / before, before / price) > MAX_ROW_JUMP:
+            reason = f"implausible_jump: usd_per_gpu_hour {before:g} -> {price:g} ({max(price / before, before / price):.0f}x) against its last good version"
+        else:
+            continue
+        bad.append(i)
+        rejected.append(Rejected(batch.table, (reason,), row))
     if not bad:
         return batch, []
     frame = batch.frame.with_row_index("_i").filter(~pl.col("_i").is_in(bad)).drop("_i")

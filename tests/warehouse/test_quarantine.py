@@ -103,7 +103,18 @@ def test_a_single_implausible_row_is_rejected_and_its_offer_keeps_its_last_good_
     assert (run.status, run.rows_valid, run.rows_rejected) == ("ok", 11, 1)
     assert [row[:2] for row in current(con)] == [row[:2] for row in before]
     reasons = con.execute("SELECT reasons FROM rejected_rows WHERE run_id = $r", {"r": run.run_id}).fetchone()[0]
-    assert reasons == ["implausible_price: usd_per_gpu_hour 0.0001 outside [0.1495, 59.8], 1/20 to 20x the catalog median 2.99 of H100-SXM"]
+    assert reasons == ["implausible_price: usd_per_gpu_hour 0.0001 outside [0.0598, 149.5], 1/50 to 50x the catalog median 2.99 of H100-SXM"]
+
+
+def test_a_single_30x_jump_is_rejected_and_its_offer_keeps_its_last_good_version(con):
+    """Issue 11: a 30x jump to $89.7 loaded as truth."""
+    run_load(con, catalog())
+    before = current(con)
+    run = run_load(con, [card(0, usd=89.7, scraped_at=LATER), *h100_at(2.99)[1:], *l40s_again()])
+    assert (run.status, run.rows_valid, run.rows_rejected) == ("ok", 11, 1)
+    assert [row[:2] for row in current(con)] == [row[:2] for row in before]
+    reasons = con.execute("SELECT reasons FROM rejected_rows WHERE run_id = $r", {"r": run.run_id}).fetchone()[0]
+    assert reasons == ["implausible_jump: usd_per_gpu_hour 2.99 -> 89.7 (30x) against its last good version"]
 
 
 def test_fit_never_recommends_the_implausible_offer(con, tmp_path):
@@ -121,13 +132,13 @@ def test_a_whole_batch_under_the_floor_is_quarantined(con):
     run_load(con, catalog())
     run = run_load(con, h100_at(0.0001) + [card(i, "L40S", 0.0003, region="us-east-1" if i < 4 else "us-west-2", scraped_at=LATER) for i in range(8)])
     assert run.status == "quarantined"
-    assert "12 of 12 offers outside the plausible price band of their GPU model" in run.error
+    assert "12 of 12 offers have implausible prices" in run.error
 
 
 def test_the_floor_comes_from_the_catalog_not_the_provider(con):
     """Another source's batch is judged against every source's offers of the model."""
     run_load(con, catalog())
-    cheap = [card(9, usd=0.01, source="example-spot", offer_id="cheap/eu", region="eu")]
+    cheap = [card(9, usd=0.05, source="example-spot", offer_id="cheap/eu", region="eu")]
     fair = [card(i, usd=2.5, source="example-spot", offer_id=f"fair{i}/eu", region="eu") for i in range(10)]
     run = run_load(con, cheap + fair, source="example-spot")
     assert (run.status, run.rows_valid, run.rows_rejected) == ("ok", 10, 1)
