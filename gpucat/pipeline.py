@@ -238,9 +238,11 @@ def summary_row(run: RunRecord) -> dict[str, object]:
 def refresh_outcome(summary: Sequence[dict[str, object]]) -> tuple[bool, str]:
     """Whether a refresh succeeded (no source failed), and its one-line message."""
     failed = [str(row["source"]) for row in summary if row["status"] == "failed"]
+    held = [str(row["source"]) for row in summary if row["status"] == "quarantined"]
+    note = f"; quarantined (see gpucat status): {', '.join(held)}" if held else ""
     if failed:
-        return False, f"{len(failed)} of {len(summary)} sources failed: {', '.join(failed)}"
-    return True, f"{len(summary)} sources refreshed"
+        return False, f"{len(failed)} of {len(summary)} sources failed: {', '.join(failed)}{note}"
+    return True, f"{len(summary)} sources refreshed{note}"
 
 
 def known_secrets(env: Mapping[str, str] = os.environ) -> tuple[str, ...]:

@@ -256,3 +256,8 @@ def test_status_and_accept_commands(con, tmp_path):
 
 def test_help_names_accept():
     assert "accept" in runner.invoke(app, ["--help"]).stdout
+
+
+def test_a_refresh_names_its_quarantined_sources():
+    summary = [{"source": "a", "status": "ok"}, {"source": "b", "status": "quarantined"}]
+    assert pipeline.refresh_outcome(summary) == (True, "2 sources refreshed; quarantined (see gpucat status): b")
