@@ -151,8 +151,8 @@ _FIELD_TYPES = {table: _field_types(cls) for table, cls in RECORD_TYPES.items()}
 def type_problems(record: Record) -> list[str]:
     """Fields whose value is not of the annotated type: validation coerces (the int 0 would become
     the region "0"), so a parser that read the wrong JSON type must be caught before it."""
-    problems = []
-    for name, (allowed, nullable) in _FIELD_TYPES[record.table].items():
+    problems: list[str] = []
+    for name, (allowed, nullable) in _FIELD_TYPES.get(record.table, {}).items():  # other kinds: nothing to check
         value = getattr(record, name)
         if value is None:
             if not nullable:
