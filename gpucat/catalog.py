@@ -36,7 +36,7 @@ def status(con: duckdb.DuckDBPyConnection, now: datetime | None = None) -> list[
     seen = {row["source"]: row for row in _run(con, query_sql("status")).records()}
     out = []
     for name, source in all_sources().items():
-        row = seen.pop(name, None) or {"source": name, "provider": source.provider, "status": "never run", "unknown_gpus": []}
+        row = seen.pop(name, None) or {"source": name, "provider": source.provider, "status": "never run", "unknown_gpus": [], "quarantined_runs": []}
         last = row.get("last_run_at")
         row["age_s"] = round((now - last).total_seconds()) if last else None
         out.append(row)

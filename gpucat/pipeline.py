@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +18,7 @@ import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from schemas.errors import DatabaseBusy, MissingApiKey, UserInputError
+from schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, SourceError, UserInputError
 from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
@@ -80,6 +81,36 @@ def new_run(source: Source, flow_run_id: str | None = None) -> RunRecord:
     )
 
 
+@contextmanager
+def secrets_redacted() -> Iterator[None]:
+    """An exception leaving a step carries no secret: Prefect logs it and stores it in its database.
+
+    When the message (or one it chains to) holds a key or a secret recognizable by name, the
+    same kind of error is raised again with the redacted message and without the chain.
+    """
+    try:
+        yield
+    except Exception as exc:
+        secrets = known_secrets()
+        chain = [exc, *_chained(exc)]
+        if all(redact(str(e), secrets) == str(e) for e in chain):
+            raise
+        message = redact(str(exc), secrets)
+        try:
+            clean = type(exc)(message) if isinstance(exc, GpucatError) else SourceError(f"{type(exc).__name__}: {message}")
+        except TypeError:  # an error whose constructor takes more than a message
+            clean = SourceError(f"{type(exc).__name__}: {message}")
+        raise clean from None
+
+
+def _chained(exc: BaseException) -> Iterator[BaseException]:
+    seen = {id(exc)}
+    while (exc := exc.__cause__ or exc.__context__) is not None and id(exc) not in seen:  # type: ignore[assignment]
+        seen.add(id(exc))
+        yield exc
+
+
+@secrets_redacted()
 def fetch_source(source: Source, options: FetchOptions, env: Mapping[str, str] = os.environ) -> list[Page]:
     return fetch_source_since(source, options, None, env)[0]
 
@@ -100,6 +131,7 @@ def fetch_source_since(
         return pages, fetcher.validators
 
 
+@secrets_redacted()
 def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES) -> list[ParseItem]:
     """Parse every page, run the source's batch pass, then normalize (GPU names, USD with `rates`)."""
     report(source.name, "parsing")
@@ -132,6 +164,7 @@ def with_prerequisites(sources: Sequence[Source], rates: Mapping[str, ExchangeRa
     return [s for s in all_sources().values() if s.loads_first and s.name not in names] + list(sources)
 
 
+@secrets_redacted()
 def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> SourceBatch:
     """One validated batch per table the source fills; rejections from parsing ride along."""
     report(source.name, "validating")
@@ -146,6 +179,7 @@ def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> S
     return SourceBatch(batches, pages, skipped=sum(item.count for item in items if isinstance(item, Skipped)))
 
 
+@secrets_redacted()
 def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBatch) -> RunRecord:
     """Batch checks and the atomic load; on failure `run` keeps the rejected rows for the record."""
     report(run.source, "loading")
@@ -154,7 +188,7 @@ def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBa
     run.rows_skipped = batch.skipped
     with _WRITE_LOCK:
         load_source(con, run, batch.batches)
-    report(run.source, "ok", f"{run.rows_valid} rows, {run.rows_rejected} rejected")
+    report(run.source, run.status, run.error if run.status == "quarantined" else f"{run.rows_valid} rows, {run.rows_rejected} rejected")
     return run
 
 
@@ -279,9 +313,11 @@ def summary_row(run: RunRecord) -> dict[str, object]:
 def refresh_outcome(summary: Sequence[dict[str, object]]) -> tuple[bool, str]:
     """Whether a refresh succeeded (no source failed), and its one-line message."""
     failed = [str(row["source"]) for row in summary if row["status"] == "failed"]
+    held = [str(row["source"]) for row in summary if row["status"] == "quarantined"]
+    note = f"; quarantined (see gpucat status): {', '.join(held)}" if held else ""
     if failed:
-        return False, f"{len(failed)} of {len(summary)} sources failed: {', '.join(failed)}"
-    return True, f"{len(summary)} sources refreshed"
+        return False, f"{len(failed)} of {len(summary)} sources failed: {', '.join(failed)}{note}"
+    return True, f"{len(summary)} sources refreshed{note}"
 
 
 def known_secrets(env: Mapping[str, str] = os.environ) -> tuple[str, ...]:

@@ -7,6 +7,8 @@ are checked against it by tests. Units: GB = 10^9 bytes, USD, hours as priced, U
 
 from __future__ import annotations
 
+import types
+import typing
 from dataclasses import dataclass, fields
 from functools import cache
 from datetime import date, datetime
@@ -162,3 +164,33 @@ def _row(record: Any) -> dict[str, Any]:
     """A record's columns as a dict. Shallow on purpose: every value is a scalar, and
     `dataclasses.asdict`'s deep copy was half the cost of validating a batch."""
     return {name: getattr(record, name) for name in _field_names(type(record))}
+
+
+# The Python types a record field's annotation allows (bool is not a number here).
+_ALLOWED = {"str": (str,), "float": (int, float), "int": (int,), "datetime": (datetime,), "date": (date,)}
+
+
+def _field_types(cls: type) -> dict[str, tuple[tuple[type, ...], bool]]:
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in fields(cls):
+        args = typing.get_args(hints[f.name]) if isinstance(hints[f.name], types.UnionType) else (hints[f.name],)
+        out[f.name] = (tuple(t for a in args if a is not type(None) for t in _ALLOWED[a.__name__]), type(None) in args)
+    return out
+
+
+_FIELD_TYPES = {table: _field_types(cls) for table, cls in RECORD_TYPES.items()}
+
+
+def type_problems(record: Record) -> list[str]:
+    """Fields whose value is not of the annotated type: validation coerces (the int 0 would become
+    the region "0"), so a parser that read the wrong JSON type must be caught before it."""
+    problems: list[str] = []
+    for name, (allowed, nullable) in _FIELD_TYPES.get(record.table, {}).items():  # other kinds: nothing to check
+        value = getattr(record, name)
+        if value is None:
+            if not nullable:
+                problems.append(f"{name}: missing")
+        elif isinstance(value, bool) or not isinstance(value, allowed):
+            problems.append(f"{name}: {type(value).__name__} {value!r:.40}, expected {' or '.join(t.__name__ for t in allowed)}")
+    return problems

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import IO, Any, Protocol
 
 from schemas.errors import ParseError
-from schemas.records import Page, ParseItem
+from schemas.records import Page, ParseItem, Rejected, type_problems
 
 
 class Fetcher(Protocol):
@@ -60,7 +60,13 @@ class Source:
 
 
 def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:
-    """Run a source's parser over pages, then its batch pass."""
+    """Run a source's parser over pages, then its batch pass.
+
+    A parser that trips over a payload of the wrong shape (a key missing, a string where an
+    object was, a number that is not one) rejects the payload: the source fails with a
+    `ParseError` naming the page, never with a traceback. A record whose fields are not of their
+    declared types becomes a `Rejected` row, since validation would coerce it unnoticed.
+    """
     items: list[ParseItem] = []
     for page in pages:
         with page.open() as body:
@@ -68,6 +74,22 @@ def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:
                 items.extend(source.parse(body, url=page.url, fetched_at=page.fetched_at))
             except UnicodeDecodeError as exc:  # a binary or mis-encoded body is a payload problem
                 raise ParseError(f"{source.name}: {page.url} is not UTF-8 text (byte {exc.start})") from None
+            except _SHAPE_ERRORS as exc:
+                raise ParseError(f"{source.name}: {page.url} is not in the expected shape ({type(exc).__name__}: {str(exc)[:200]})") from None
     if source.postprocess is not None:
-        items = list(source.postprocess(items))
-    return items
+        try:
+            items = list(source.postprocess(items))
+        except _SHAPE_ERRORS as exc:
+            raise ParseError(f"{source.name}: batch is not in the expected shape ({type(exc).__name__}: {str(exc)[:200]})") from None
+    return [_typed(item) for item in items]
+
+
+# What a parser raises when the payload is not what it expects (its own bugs show up in its tests).
+_SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError, ArithmeticError, RecursionError)
+
+
+def _typed(item: ParseItem) -> ParseItem:
+    if isinstance(item, Rejected):
+        return item
+    problems = type_problems(item)
+    return Rejected(item.table, tuple(f"wrong_type: {p}" for p in problems), item.as_row()) if problems else item

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from schemas.errors import FetchError, ReplayMiss, UserInputError
-from schemas.redact import match_url
+from schemas.redact import match_url, redact
 
 if TYPE_CHECKING:
     from scrapers.base import Source
@@ -85,7 +85,7 @@ class CaptureWriter:
             "url": url,
             "request_body_sha256": body_hash(request_body),
             "status": status,
-            "headers": {k: headers[k] for k in KEPT_HEADERS if k in headers},
+            "headers": {k: redact(headers[k]) for k in KEPT_HEADERS if k in headers},  # secrets by name
             "body": body.relative_to(self.root).as_posix(),
             "body_sha256": body_sha256,
             "bytes": size,

@@ -35,7 +35,7 @@ from schemas.errors import (
     TransientFetchError,
 )
 from schemas.records import Page
-from schemas.redact import redact, redact_url
+from schemas.redact import redact, redact_bytes, redact_url
 from scrapers.base import Source
 from scrapers.capture import CaptureWriter, body_hash
 from scrapers.conditional import SourceUnchanged, Validators, code_version
@@ -317,6 +317,16 @@ class Fetcher:
                     raise ResponseTooLarge(f"{shown_url}: body exceeds the {limit:,}-byte limit")
                 digest.update(chunk)
                 out.write(chunk)
+        if self._secrets or response.status_code >= 400:
+            # A provider may echo the key in a body (an error above all); what is kept on disk
+            # (captures, and the pages parsers read into rejected rows) never holds it.
+            content = path.read_bytes()
+            clean = redact_bytes(content, self._secrets)
+            if response.status_code >= 400:
+                clean = redact(clean.decode("utf-8", "replace"), self._secrets).encode()
+            if clean != content:
+                path.write_bytes(clean)
+                digest, size = hashlib.sha256(clean), len(clean)
         fetched_at = response.extensions.get("gpucat_fetched_at") or datetime.now(UTC)
         if self.capture is not None:
             self.capture.append(
@@ -325,7 +335,7 @@ class Fetcher:
                 url=shown_url,
                 request_body=request_body,
                 status=response.status_code,
-                headers=response.headers,
+                headers={k.lower(): self.redact(v) for k, v in response.headers.items()},
                 body=path,
                 body_sha256=digest.hexdigest(),
                 size=size,

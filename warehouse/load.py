@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import duckdb
@@ -21,6 +22,7 @@ import polars as pl
 from schemas.errors import BatchRejected
 from schemas.validate import CONTRACTS, Validated
 from schemas.records import Rejected
+from warehouse import quarantine
 from warehouse.db import query_sql, split_statements, transaction
 
 VERSIONS_TABLE = {"offers": "offer_versions", "interruption_rates": "interruption_rate_versions", "exchange_rates": "exchange_rate_versions"}
@@ -28,6 +30,8 @@ VERSIONS_TABLE = {"offers": "offer_versions", "interruption_rates": "interruptio
 VOLATILE = ("source_url", "scraped_at")
 # A batch smaller than this fraction of the source's last good run is a collapse, not news.
 MIN_ROW_RATIO = 0.5
+# What a natural-key value of a rejected row may be for it to name a stored row.
+_KEY_TYPES = (str, int, float, date)
 
 
 @dataclass
@@ -67,20 +71,53 @@ def check_batch(con: duckdb.DuckDBPyConnection, source: str, rows_valid: int) ->
 
 
 def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequence[Validated]) -> None:
-    """Batch checks, then merge every table of the source and record the run, atomically.
+    """Batch checks, anomaly checks, then merge every table of the source and record the run, atomically.
 
     On a batch-check failure the run is recorded as failed (with its rejected rows) and the
-    error re-raised; the source's tables are untouched.
+    error re-raised; the source's tables are untouched. A batch the anomaly checks
+    (warehouse/quarantine.py) distrust is kept for inspection and the run recorded as
+    `quarantined`; the source's tables are untouched too.
     """
     run.rows_valid = sum(b.frame.height for b in batches)
     run.rejected.extend(r for b in batches for r in b.rejected)
     run.rows_rejected = len(run.rejected)
     check_batch(con, run.source, run.rows_valid)
+    verdict = quarantine.inspect(con, run.source, batches)
+    if verdict.reasons:
+        run.error = "quarantined: " + "; ".join(verdict.reasons)
+        with transaction(con):
+            quarantine.keep(con, run.run_id, run.source, run.provider, datetime.now(UTC), batches, verdict.reasons)
+            _record(con, run, status="quarantined")
+        return
+    implausible = [r for before, after in zip(batches, verdict.batches, strict=True) for r in after.rejected[len(before.rejected):]]
+    run.rejected.extend(implausible)
+    run.rows_valid -= len(implausible)
+    run.rows_rejected = len(run.rejected)
+    _merge_and_record(con, run, verdict.batches)
+
+
+def _merge_and_record(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequence[Validated]) -> None:
     with transaction(con):
         for batch in batches:
             if batch.frame.height:
                 merge_versions(con, batch, run)
         _record(con, run, status="ok")
+
+
+def accept_quarantined(con: duckdb.DuckDBPyConnection, run_id: str) -> RunRecord:
+    """Load a quarantined batch deliberately, as a new `ok` run of its source that names the old one."""
+    held = quarantine.read(con, run_id)
+    run = RunRecord(run_id=uuid.uuid4().hex, source=held.source, provider=held.provider, started_at=datetime.now(UTC))
+    run.rows_valid = sum(b.frame.height for b in held.batches)
+    run.rows_fetched = run.rows_valid + sum(len(b.rejected) for b in held.batches)
+    run.error = f"accepted quarantined run {run_id}"
+    with transaction(con):
+        for batch in held.batches:
+            if batch.frame.height:
+                merge_versions(con, batch, run)
+        _record(con, run, status="ok")
+        quarantine.mark_accepted(con, run_id, run.run_id, run.finished_at or datetime.now(UTC))
+    return run
 
 
 def record_failure(con: duckdb.DuckDBPyConnection, run: RunRecord, status: str, error: str) -> None:
@@ -108,12 +145,35 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
     if batch.table == "offers":  # an offer missing from a good batch is delisted, not dropped
         sql = query_sql("delist_offers").format(key_match=key_match) + ";\n" + sql
     con.register("staged", staged)
+    con.register("kept", kept_keys(batch))
     try:
         for statement in split_statements(sql):
             used = set(re.findall(r"\$(\w+)", statement))
             con.execute(statement, {k: v for k, v in params.items() if k in used})
     finally:
         con.unregister("staged")
+        con.unregister("kept")
+
+
+def kept_keys(batch: Validated) -> pl.DataFrame:
+    """Keys of rows the source still lists but that failed validation this run (and no valid row has).
+
+    Their offers keep their last good version: one bad value must not make an offer vanish.
+    A rejected row without a full key (a parser's raw row) names no offer and keeps nothing.
+    """
+    contract = CONTRACTS[batch.table]
+    schema = {k: v for k, v in contract.polars_schema().items() if k in contract.key}
+    valid = set(batch.frame.select(contract.key).iter_rows()) if batch.frame.height else set()
+    keys = set()
+    for rejected in batch.rejected:
+        key = tuple(rejected.row.get(k) for k in contract.key)
+        if rejected.table == batch.table and all(isinstance(v, _KEY_TYPES) for v in key) and key not in valid:
+            keys.add(key)
+    rows = [dict(zip(contract.key, key, strict=True)) for key in keys]
+    try:
+        return pl.DataFrame(rows, schema=schema, strict=False, orient="row") if rows else pl.DataFrame(schema=schema)
+    except (pl.exceptions.PolarsError, TypeError, ValueError):
+        return pl.DataFrame(schema=schema)  # keys of the wrong type match no stored offer anyway
 
 
 def content_hashes(frame: pl.DataFrame, columns: Iterable[str]) -> list[str]:
@@ -138,7 +198,7 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
             "finished_at": run.finished_at,
             "status": status,
             "rows_fetched": run.rows_fetched,
-            "rows_valid": run.rows_valid if status == "ok" else 0,
+            "rows_valid": run.rows_valid if status in ("ok", "quarantined") else 0,
             "rows_rejected": run.rows_rejected,
             "rows_skipped": run.rows_skipped,
             "pages": run.pages,

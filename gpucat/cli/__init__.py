@@ -21,6 +21,7 @@ app = typer.Typer(
 )
 
 # Command modules register themselves on import.
+from gpucat.cli import accept as _accept  # noqa: E402,F401
 from gpucat.cli import catalog as _catalog  # noqa: E402,F401
 from gpucat.cli import cost as _cost  # noqa: E402,F401
 from gpucat.cli import fit as _fit  # noqa: E402,F401

@@ -152,7 +152,8 @@ def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOpti
     """Per source: last run, its age and status, rows loaded, rejected and skipped, unmapped GPUs.
 
     Also names sources with no good run within their freshness budget (from the schedules file),
-    and flags provider terms (billing, storage, egress) last verified more than 180 days ago.
+    lists quarantined runs (batches held for inspection, not loaded) with the command that loads
+    them, and flags provider terms (billing, storage, egress) last verified more than 180 days ago.
     """
     from gpucat import catalog, terms
     from gpucat.freshness import source_freshness
@@ -172,6 +173,9 @@ def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOpti
     stale_data = [f"{r['source']} (budget {r['stale_after_hours']:g} h)" for r in rows if r.get("stale")]
     if stale_data:
         echo_wrapped(f"stale sources, no good run within their freshness budget: {', '.join(stale_data)}")
+    for r in rows:
+        for run_id in r.get("quarantined_runs") or []:
+            echo_wrapped(f"quarantined: {r['source']} run {run_id} is held for inspection, not loaded; load it with `gpucat accept {run_id}`")
     stale = sorted(provider for provider, a in terms_age.items() if a["terms_stale"])
     if stale:
         echo_wrapped(f"terms older than {terms.STALE_AFTER_DAYS} days: {', '.join(stale)} (gpucat providers shows them)")

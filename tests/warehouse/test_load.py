@@ -124,3 +124,26 @@ def test_rejected_rows_are_recorded_with_reasons(con):
     rows = con.execute("SELECT run_id, source, table_name, reasons, row_json->>'offer_id' FROM rejected_rows").fetchall()
     assert rows == [(run.run_id, "example-offers", "offers", ["price: greater_than(0)"], "bad")]
     assert con.execute("SELECT rows_fetched, rows_valid, rows_rejected FROM scrape_runs").fetchone() == (3, 2, 1)
+
+
+def test_a_rejected_row_keeps_its_offers_last_good_version(con):
+    """Issue 11: one bad value turned 4 H100 rows into 0; they keep their last good version."""
+    later = SCRAPED + timedelta(hours=1)
+    h100 = offers(4)
+    others = [offer(offer_id=f"l4-{i}/us-east-1/on_demand", instance_type=f"l4-{i}", gpu_model="L4", gpu_name="L4", gpu_count=1.0,
+                    gpu_memory_gb=24.0, price=0.8, usd_per_hour=0.8, usd_per_gpu_hour=0.8) for i in range(8)]
+    run_load(con, h100 + others)
+    before = con.execute("SELECT * FROM current_offers WHERE gpu_model = 'H100-SXM' ORDER BY offer_id").fetchall()
+    bad_h100 = offers(4, price=-55.04, scraped_at=later)  # one bad value, repeated in every H100 row
+    run = run_load(con, bad_h100 + [offer(**{**o.as_row(), "scraped_at": later}) for o in others])
+    assert (run.status, run.rows_valid, run.rows_rejected) == ("ok", 8, 4)
+    assert con.execute("SELECT * FROM current_offers WHERE gpu_model = 'H100-SXM' ORDER BY offer_id").fetchall() == before
+    assert con.execute("SELECT count(*) FROM current_offers").fetchone() == (12,)
+
+
+def test_a_rejected_row_with_a_valid_twin_does_not_keep_a_stale_version(con):
+    later = SCRAPED + timedelta(hours=1)
+    run_load(con, offers(2))
+    twin = offer(offer_id="type0/us-east-1/on_demand", instance_type="type0", price=-1.0, scraped_at=later)
+    run_load(con, [offer(offer_id="type0/us-east-1/on_demand", instance_type="type0", price=50.0, usd_per_hour=50.0, usd_per_gpu_hour=6.25, scraped_at=later), twin])
+    assert current(con) == [("type0/us-east-1/on_demand", 50.0, later)]

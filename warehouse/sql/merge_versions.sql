@@ -2,14 +2,16 @@
 -- Placeholders in braces are identifiers from the table contract in code, never user input;
 -- values are DuckDB parameters. Statements run in order inside the source's transaction.
 
--- 1. Close the current versions of this source that changed or disappeared (a delisted offer's
---    unavailable version stays open until the offer is listed again; see delist_offers.sql).
+-- 1. Close the current versions of this source that changed or disappeared. A row the source
+--    still lists but that failed validation this run (registered as `kept`: its key only) has
+--    not disappeared: its last good version stays current.
 UPDATE {versions} AS v
 SET valid_to = $observed_at
 WHERE v.source = $source
   AND v.valid_to IS NULL
   AND NOT EXISTS (SELECT 1 FROM staged AS s WHERE {key_match} AND s.content_hash = v.content_hash)
-  AND NOT (v.content_hash LIKE 'delisted:%' AND NOT EXISTS (SELECT 1 FROM staged AS s WHERE {key_match}));
+  AND NOT (v.content_hash LIKE 'delisted:%' AND NOT EXISTS (SELECT 1 FROM staged AS s WHERE {key_match}))
+  AND NOT EXISTS (SELECT 1 FROM kept AS s WHERE {key_match});
 
 -- 2. Unchanged versions: only the last-seen time, URL and run move on.
 UPDATE {versions} AS v

@@ -3,6 +3,7 @@
 -- unmapped_rows: rejected rows of that run whose reason is any `unknown_*` (GPU, GPU count,
 -- instance type): offers lost for want of a mapping. rows_skipped (out-of-scope rows such as
 -- CPU-only VMs, migration 006) are counted apart so they never hide those.
+-- quarantined_runs: batches held by the anomaly checks, waiting for `gpucat accept`.
 WITH last AS (
     SELECT *
     FROM scrape_runs
@@ -29,13 +30,22 @@ unmapped AS (
     JOIN last USING (run_id)
     WHERE list_bool_or([starts_with(reason, 'unknown_') FOR reason IN r.reasons])
     GROUP BY r.source
+),
+held AS (
+    -- Quarantined batches not yet accepted: `gpucat accept RUN_ID` loads one.
+    SELECT source, list(run_id ORDER BY quarantined_at) AS quarantined_runs
+    FROM quarantines
+    WHERE accepted_run_id IS NULL
+    GROUP BY source
 )
 SELECT last.source, last.provider, last.status, last.finished_at AS last_run_at, last_ok.last_ok_at,
        last.rows_fetched, last.rows_valid, last.rows_rejected, last.rows_skipped, last.pages, last.error,
        coalesce(unknown.unknown_gpus, []) AS unknown_gpus,
-       coalesce(unmapped.unmapped_rows, 0) AS unmapped_rows
+       coalesce(unmapped.unmapped_rows, 0) AS unmapped_rows,
+       coalesce(held.quarantined_runs, []) AS quarantined_runs
 FROM last
 LEFT JOIN last_ok USING (source)
 LEFT JOIN unknown USING (source)
 LEFT JOIN unmapped USING (source)
+LEFT JOIN held USING (source)
 ORDER BY last.source

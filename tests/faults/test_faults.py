@@ -1,0 +1,98 @@
+"""Fault injection over every registered source: a new source is covered without editing this file.
+
+Each case refreshes the faulty source and one healthy neighbour in process (no Prefect), from a
+copy of the fixture catalog, through the replay transport wrapped in a fault, with sleeps
+recorded instead of slept. It asserts the faulty source's `scrape_runs` row, that the
+neighbour loaded, and that the faulty source's last good rows are still current, unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpucat import pipeline
+from scrapers import all_sources, http
+from scrapers.capture import read_manifest
+from tests.conftest import FIXTURES
+from tests.faults.faults import EVIL_HOST, FAULTS, OVERSIZED_LIMIT, Fault, FaultTransport
+from warehouse import db
+
+SOURCES = sorted(all_sources())
+NEIGHBOURS = ("together", "crusoe")  # small, keyless: the healthy source loading beside the faulty one
+
+# What a failing source's run says, by fault: the reason must be the fault, not a side effect.
+FAILURE_WORDS = {
+    "connect-timeout": "ConnectTimeout",
+    "read-timeout": "ReadTimeout",
+    "oversized-body": "limit",
+    "redirect-to-another-host": f"undeclared host '{EVIL_HOST}'",
+}
+
+CURRENT = """
+SELECT content_hash FROM offer_versions WHERE source = $s AND valid_to IS NULL
+UNION ALL SELECT content_hash FROM interruption_rate_versions WHERE source = $s AND valid_to IS NULL
+UNION ALL SELECT content_hash FROM exchange_rate_versions WHERE source = $s AND valid_to IS NULL
+ORDER BY 1
+"""
+
+
+def bodies(name: str) -> list[bytes]:
+    source = all_sources()[name]
+    return [entry.body.read_bytes() for entry in read_manifest(FIXTURES / source.provider / source.name)]
+
+
+@pytest.fixture
+def catalog(catalog_db: Path, tmp_path: Path) -> Path:
+    """A writable copy of the session's fixture catalog (loaded once for the whole suite)."""
+    copy = tmp_path / "catalog.duckdb"
+    shutil.copyfile(catalog_db, copy)
+    return copy
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
+@pytest.mark.parametrize("name", SOURCES)
+def test_fault(name: str, fault: Fault, catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not fault.applies(bodies(name)):
+        pytest.skip(f"{fault.name}: nothing in {name}'s bodies to change")
+    source = all_sources()[name]
+    if fault.name == "oversized-body":
+        source = dataclasses.replace(source, max_response_bytes=OVERSIZED_LIMIT)
+    neighbour = all_sources()[next(n for n in NEIGHBOURS if n != name)]
+    sleeps: list[float] = []
+    monkeypatch.setattr(pipeline, "Fetcher", functools.partial(http.Fetcher, sleep=sleeps.append))
+    monkeypatch.setattr(pipeline, "load_reference", lambda con: {})  # the copied catalog has it
+    monkeypatch.setattr(
+        pipeline, "make_client",
+        lambda s, transport: http.make_client(s, FaultTransport(transport, fault) if s.name == name else transport),
+    )  # fmt: skip
+
+    con = db.connect(catalog)
+    try:
+        before = con.execute(CURRENT, {"s": name}).fetchall()
+        options = pipeline.FetchOptions(workdir=tmp_path, replay_dir=FIXTURES)
+        runs = {run.source: run for run in pipeline.refresh_sources(con, [source, neighbour], options)}
+        after = con.execute(CURRENT, {"s": name}).fetchall()
+        stored = con.execute("SELECT status, error FROM scrape_runs WHERE run_id = $r", {"r": runs[name].run_id}).fetchone()
+    finally:
+        con.close()
+
+    run = runs[name]
+    assert stored == (run.status, run.error)
+    assert runs[neighbour.name].status == "ok", runs[neighbour.name].error
+    assert after == before, "the faulty source's last good rows must stay current, unchanged"
+    if fault.tolerated:
+        assert run.status == "ok", run.error
+    elif fault.name == "renamed-fields" and run.status == "ok":
+        pass  # renamed cells the parser never reads: it loaded exactly the rows it had (asserted above)
+    else:
+        assert run.status in ("failed", "quarantined"), f"{fault.name} loaded as {run.status}"
+        assert run.error and FAILURE_WORDS.get(fault.name, "") in run.error
+    if fault.name == "429-retry-after":
+        assert 7.0 in sleeps
+    if fault.name in ("5xx-then-success", "429-retry-after"):
+        assert sleeps, "a transient failure is retried after a backoff"
