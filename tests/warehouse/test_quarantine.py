@@ -182,7 +182,7 @@ def test_an_aws_regional_csv_cut_at_a_line_boundary_is_quarantined(tmp_path):
     source = get_source("aws-pricelist")
     options = pipeline.FetchOptions(workdir=tmp_path, replay_dir=replay)
     assert [r.status for r in pipeline.refresh_sources(con, [source], options)] == ["ok"]
-    before = con.execute("SELECT * FROM current_offers ORDER BY offer_id").fetchall()
+    before = con.execute("SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY offer_id").fetchall()
     assert len(before) == 40
 
     csv = replay / "aws" / "aws-pricelist" / "us-east-1.csv"
@@ -195,10 +195,12 @@ def test_an_aws_regional_csv_cut_at_a_line_boundary_is_quarantined(tmp_path):
         if len(parsed) <= 31:
             break
     assert len(parsed) == 31
+    # The file changed behind an unchanged versioned URL; forget the version so it is read again.
+    con.execute("DELETE FROM source_validators")
     (run,) = pipeline.refresh_sources(con, [source], options)
     assert run.status == "quarantined"
     assert "region us-east-1 lost 9 of its" in run.error
-    assert con.execute("SELECT * FROM current_offers ORDER BY offer_id").fetchall() == before
+    assert con.execute("SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY offer_id").fetchall() == before
     con.close()
 
 
