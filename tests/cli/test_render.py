@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from gpucat.cli import app
 from gpucat.cli._render import Col, jsonable, money, render
+from scrapers import all_sources
 
 runner = CliRunner()
 MONEY = re.compile(r"^\d{1,3}(,\d{3})*\.\d{2,4}$")
@@ -83,15 +84,38 @@ def test_layout_right_aligns_numbers_and_drops_trailing_columns_last():
     assert lines[2].endswith("  1.50") and lines[3].endswith("110.12") and "…" in lines[2]
 
 
+# Names from the registry, not from a list here: the longest provider and source, misspelt.
+_PROVIDER = max(sorted({s.provider for s in all_sources().values() if "offers" in s.tables}), key=len)
+_SOURCE = max(sorted(all_sources()), key=len)
+
+
+def stock_providers(catalog_db, with_terms: bool = False) -> tuple[str, str]:
+    """A provider that reports stock (its offers available or not) and one that publishes none;
+    `with_terms`: only providers whose terms let `gpucat cost` price a job."""
+    from gpucat.cost.terms import load_terms
+    from warehouse import db
+
+    with db.connect(catalog_db, read_only=True) as con:
+        rows = con.execute(
+            "SELECT provider, list(DISTINCT availability ORDER BY availability) FROM current_offers GROUP BY provider ORDER BY provider"
+        ).fetchall()
+        if with_terms:
+            terms = load_terms(con)
+            rows = [(p, kinds) for p, kinds in rows if terms.has_terms(p)]
+    reporting = next(p for p, kinds in rows if "available" in kinds and "unknown" not in kinds)
+    silent = next(p for p, kinds in rows if kinds == ["unknown"])
+    return reporting, silent
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["offers", "--provider", "lamda"], "did you mean 'lambda'"),
+        (["offers", "--provider", _PROVIDER[:-1]], f"did you mean '{_PROVIDER}'"),
         (["offers", "--gpu", "H10"], "did you mean 'H100'"),
         (["offers", "--gpu", "h100-sxn"], "did you mean 'H100-SXM'"),
         (["offers", "--columns", "prise"], "did you mean 'price'"),
-        (["fit", "--model", "llama-3.1-8b", "--provider", "runpd"], "did you mean 'runpod'"),
-        (["refresh", "--providers", "azur", "--replay", "fixtures"], "did you mean 'azure'"),
+        (["fit", "--model", "llama-3.1-8b", "--provider", _PROVIDER[:-1]], f"did you mean '{_PROVIDER}'"),
+        (["refresh", "--providers", _SOURCE[:-1], "--replay", "fixtures"], f"did you mean '{_SOURCE}'"),
         (["models", "lamma-3.2"], "no model matches 'lamma-3.2'; did you mean"),
     ],
     ids=["provider", "family", "model", "column", "fit-provider", "refresh-source", "models"],
@@ -107,17 +131,26 @@ def test_unknown_names_are_one_error_line_with_a_suggestion(catalog_db, args, ex
 
 
 def test_available_keeps_unknown_stock_and_says_what_it_means(catalog_db):
-    result = invoke("offers", "--available", "--provider", "aws,runpod", "--limit", "1000", "--json", "--db", str(catalog_db))
+    reporting, silent = stock_providers(catalog_db)
+    both = f"{reporting},{silent}"
+    result = invoke("offers", "--available", "--provider", both, "--limit", "1000", "--json", "--db", str(catalog_db))
     rows = json.loads(result.stdout)
-    assert {r["availability"] for r in rows if r["provider"] == "aws"} == {"unknown"}
-    assert {r["availability"] for r in rows if r["provider"] == "runpod"} == {"available"}
-    table = invoke("offers", "--available", "--provider", "aws,runpod", "--db", str(catalog_db), columns=200)
-    assert "stock reported by runpod" in table.stderr and "no stock published by aws (kept, shown as unknown)" in table.stderr
+    assert {r["availability"] for r in rows if r["provider"] == silent} == {"unknown"}
+    assert {r["availability"] for r in rows if r["provider"] == reporting} == {"available"}
+    table = invoke("offers", "--available", "--provider", both, "--db", str(catalog_db), columns=200)
+    assert f"stock reported by {reporting}" in table.stderr
+    assert f"no stock published by {silent} (kept, shown as unknown)" in table.stderr
 
 
 def test_fit_names_the_filter_that_emptied_the_answer(catalog_db):
-    # cloudrift reports stock; the fixture's single-GPU offers that fit an 8B full fine-tune are out of stock.
-    args = ["fit", "--model", "llama-3.1-8b", "--method", "full", "--max-gpus", "1", "--provider", "cloudrift"]
+    # A provider whose every single-GPU offer that fits an 8B full fine-tune is reported out of stock.
+    job = ["fit", "--model", "llama-3.1-8b", "--method", "full", "--max-gpus", "1", "--limit", "1000"]
+    fits = json.loads(invoke(*job, "--json", "--db", str(catalog_db)).stdout)["offers"]
+    by_provider: dict[str, set[str]] = {}
+    for row in fits:
+        by_provider.setdefault(row["provider"], set()).add(row["availability"])
+    provider = next(p for p, kinds in sorted(by_provider.items()) if kinds == {"unavailable"})
+    args = [*job, "--provider", provider]
     assert "No current offer fits" not in invoke(*args, "--db", str(catalog_db)).stdout
     out = invoke(*args, "--available", "--db", str(catalog_db)).stdout
     assert "No current offer fits: --available left none of the" in out
@@ -198,6 +231,7 @@ def test_cost_available_says_what_it_means(catalog_db, tmp_path):
 
     db = tmp_path / "cost.duckdb"
     shutil.copy(catalog_db, db)
-    args = ["cost", "--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "200M", "--provider", "aws,runpod", "--available"]
+    reporting, silent = stock_providers(catalog_db, with_terms=True)
+    args = ["cost", "--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "200M", "--provider", f"{reporting},{silent}", "--available"]
     out = invoke(*args, "--db", str(db), columns=200).stdout
-    assert "stock reported by runpod; no stock published by aws (kept, shown as unknown)" in out
+    assert f"stock reported by {reporting}; no stock published by {silent} (kept, shown as unknown)" in out

@@ -14,6 +14,9 @@ from schemas.errors import UserInputError
 from scrapers import all_sources
 from tests.conftest import ROOT
 
+# A source others need first (exchange rates), from the registry.
+RATES = next(s.name for s in all_sources().values() if s.loads_first)
+
 
 def test_shipped_schedules_place_every_source_once_with_budgets_twice_the_interval():
     groups = load_groups()
@@ -62,7 +65,7 @@ def test_bad_cron_is_one_clear_error(cron: str, message: str):
     ("config", "message"),
     [
         ('[groups.a]\ncron = "0 * * * *"\nsources = ["no-such-source"]\nrest = true\n', "names unknown sources no-such-source"),
-        ('[groups.a]\ncron = "0 * * * *"\nsources = ["ecb-rates"]\n', "no group schedules"),
+        (f'[groups.a]\ncron = "0 * * * *"\nsources = ["{RATES}"]\n', "no group schedules"),
         ('[groups.a]\ncron = "0 * * * *"\nrest = true\n[groups.b]\ncron = "0 * * * *"\nrest = true\n', "only one group may say rest"),
         ("[groups.a]\nrest = true\n", "has no cron"),
         ("title = 1\n", "no \\[groups.NAME\\] tables"),
@@ -79,12 +82,12 @@ def test_bad_schedules_file_is_one_clear_error(tmp_path: Path, config: str, mess
 def test_explicit_budget_and_first_group_wins(tmp_path: Path):
     path = tmp_path / "schedules.toml"
     path.write_text(
-        '[groups.first]\ncron = "0 * * * *"\nsources = ["ecb-rates"]\nstale_after_hours = 5\n'
+        f'[groups.first]\ncron = "0 * * * *"\nsources = ["{RATES}"]\nstale_after_hours = 5\n'
         '[groups.second]\ncron = "0 0 * * *"\ntables = ["exchange_rates"]\nrest = true\n'
     )
     first, second = load_groups(path)
-    assert (first.sources, first.stale_after_hours) == (("ecb-rates",), 5.0)
-    assert "ecb-rates" not in second.sources and second.stale_after_hours == 48
+    assert (first.sources, first.stale_after_hours) == ((RATES,), 5.0)
+    assert RATES not in second.sources and second.stale_after_hours == 48
 
 
 def test_deployments_carry_the_group_schedule_sources_and_absolute_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
