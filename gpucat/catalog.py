@@ -22,7 +22,7 @@ class Result:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
-def _run(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Result:
+def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Result:
     cursor = con.execute(sql, params or {})
     columns = [d[0] for d in cursor.description or []]
     return Result(columns, cursor.fetchall())
@@ -33,7 +33,7 @@ def status(con: duckdb.DuckDBPyConnection, now: datetime | None = None) -> list[
     from scrapers import all_sources  # imports every source module: only `status` needs the list
 
     now = now or datetime.now(UTC)
-    seen = {row["source"]: row for row in _run(con, query_sql("status")).records()}
+    seen = {row["source"]: row for row in run_query(con, query_sql("status")).records()}
     out = []
     for name, source in all_sources().items():
         row = seen.pop(name, None) or {"source": name, "provider": source.provider, "status": "never run", "unknown_gpus": [], "quarantined_runs": []}
@@ -64,7 +64,7 @@ def offers(
         "available_only": available_only,
         "limit": limit,
     }
-    return _run(con, query_sql("offers"), params)
+    return run_query(con, query_sql("offers"), params)
 
 
 # The sandbox `gpucat sql` runs a user's statement in: no file system, network, ATTACH, COPY TO,
@@ -88,6 +88,6 @@ def run_sql(con: duckdb.DuckDBPyConnection, sql: str) -> Result:
     for setting in SANDBOX:
         con.execute(setting)
     try:
-        return _run(con, sql)
+        return run_query(con, sql)
     except duckdb.Error as exc:
         raise QueryError(str(exc).splitlines()[0]) from None

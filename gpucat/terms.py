@@ -12,7 +12,7 @@ from typing import Any
 
 import duckdb
 
-from gpucat.catalog import Result, _run
+from gpucat.catalog import Result, run_query
 from schemas.errors import UserInputError
 from warehouse.db import query_sql
 
@@ -37,7 +37,7 @@ def side_by_side(
     """One row per provider: billing, spot, fabric, cheapest persistent storage, internet egress,
     the oldest `verified_on` among its terms and whether that is older than STALE_AFTER_DAYS."""
     _check_known(con, providers)
-    result = _run(con, query_sql("terms_side_by_side"), {"providers": list(providers)})
+    result = run_query(con, query_sql("terms_side_by_side"), {"providers": list(providers)})
     cutoff = _today(today).toordinal() - STALE_AFTER_DAYS
     at = result.columns.index("oldest_verified_on")
     rows = [(*row, row[at] is not None and row[at].toordinal() < cutoff) for row in result.rows]
@@ -51,9 +51,9 @@ def in_full(
     and its storage and egress rows."""
     summary = side_by_side(con, providers, today).records()
     wanted = {"providers": [row["provider"] for row in summary]}
-    full = {row["provider"]: row for row in _run(con, query_sql("terms_full"), wanted).records()}
-    storage = _by_provider(_run(con, query_sql("terms_storage"), wanted).records())
-    egress = _by_provider(_run(con, query_sql("terms_egress"), wanted).records())
+    full = {row["provider"]: row for row in run_query(con, query_sql("terms_full"), wanted).records()}
+    storage = _by_provider(run_query(con, query_sql("terms_storage"), wanted).records())
+    egress = _by_provider(run_query(con, query_sql("terms_egress"), wanted).records())
     return [
         {**row, **full[row["provider"]], "storage": storage.get(row["provider"], []), "egress": egress.get(row["provider"], [])}
         for row in summary
@@ -72,7 +72,7 @@ def stale(
 ) -> list[dict[str, Any]]:
     """Terms rows last verified more than `max_age_days` ago: provider, table, item, verified_on."""
     params = {"today": _today(today), "max_age_days": max_age_days}
-    return _run(con, query_sql("terms_stale"), params).records()
+    return run_query(con, query_sql("terms_stale"), params).records()
 
 
 def age_by_provider(con: duckdb.DuckDBPyConnection, today: date | None = None) -> dict[str, dict[str, Any]]:

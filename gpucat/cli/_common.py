@@ -6,7 +6,8 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
 from typer.core import TyperGroup
@@ -76,3 +77,16 @@ class OneLineErrors(TyperGroup):
             fail("aborted")
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+# Options several commands take, defined once.
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="DuckDB file (default: $GPUCAT_DB or ./gpucat.duckdb).", show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def split_list(values: list[str] | None) -> list[str]:
+    """Repeated options and comma-separated lists both work: -p aws,azure -p runpod."""
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]

@@ -8,7 +8,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import handle_errors
-from gpucat.cli.catalog import DbOption
+from gpucat.cli._common import DbOption
 
 
 @app.command()

@@ -13,21 +13,9 @@ from typing import Annotated, Any
 import typer
 
 from gpucat.cli import app
-from gpucat.cli._common import echo_json, fail, handle_errors
+from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, handle_errors, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
-
-DbOption = Annotated[
-    Path | None,
-    typer.Option("--db", help="DuckDB file (default: $GPUCAT_DB or ./gpucat.duckdb).", show_default=False),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-
-
-def _split(values: list[str] | None) -> list[str]:
-    """Repeated options and comma-separated lists both work: -p aws,azure -p runpod."""
-    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
-
 
 @app.command()
 @handle_errors
@@ -58,7 +46,7 @@ def refresh(
 
     from gpucat.suggest import check_sources_or_providers
 
-    names = _split(providers)
+    names = split_list(providers)
     check_sources_or_providers(names)
     sources = select_sources(names or None)  # unknown names fail here, before anything starts
     if replay is not None:
@@ -225,7 +213,7 @@ def offers(
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
     shown = choose(OFFER_COLUMNS, OFFER_DEFAULT, columns)
-    gpus, providers = _split(gpu), _split(provider)
+    gpus, providers = split_list(gpu), split_list(provider)
     suggest.check_gpus(gpus)
     suggest.check_providers(providers)
     query = OfferQuery(gpus=tuple(gpus), providers=tuple(providers), min_gpu_memory_gb=min_gpu_memory,

@@ -9,7 +9,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapped, print_records
-from gpucat.cli.catalog import DbOption, _split
+from gpucat.cli._common import DbOption, split_list
 from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
 
@@ -73,7 +73,7 @@ def cost_command(  # type: ignore[no-untyped-def]
         checkpoint_every_h=duration_hours(checkpoint_every, "--checkpoint-every", default_unit="m"),
         retention_h=duration_hours(retention, "--retention", default_unit="d", allow_zero=True),
         dataset_gb=dataset_gb,
-        providers=_split(provider),
+        providers=split_list(provider),
         top=top if explain is None else 1_000_000,
         headroom=headroom,
         max_gpus=max_gpus,

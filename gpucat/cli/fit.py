@@ -9,7 +9,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, jsonable, print_records
-from gpucat.cli.catalog import DbOption, _split
+from gpucat.cli._common import DbOption, split_list
 from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
 
@@ -53,14 +53,14 @@ def fit_command(  # type: ignore[no-untyped-def]
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
     shown = choose(FIT_COLUMNS, FIT_DEFAULT, columns)
-    suggest.check_providers(_split(provider))
+    suggest.check_providers(split_list(provider))
     arch = training.arch()
     settings = training.settings(arch)
     options = FitOptions(
         headroom=headroom,
         max_gpus=max_gpus,
         market="spot" if spot else "on_demand" if on_demand else None,
-        providers=_split(provider),
+        providers=split_list(provider),
         available_only=available,
         include_stale=include_stale,
         limit=limit,

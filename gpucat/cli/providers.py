@@ -9,7 +9,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, print_records
-from gpucat.cli.catalog import DbOption, JsonOption, _split
+from gpucat.cli._common import DbOption, JsonOption, split_list
 
 
 def _seconds(value: int | None) -> str:
@@ -67,7 +67,7 @@ def providers(
 
     from gpucat.suggest import check_names
 
-    names = _split(provider)
+    names = split_list(provider)
     shown = choose(PROVIDER_COLUMNS, PROVIDER_DEFAULT, columns)
     with connect(db, read_only=True) as con:
         check_names("provider", names, [r["provider"] for r in terms.side_by_side(con, []).records()], show_all=True)

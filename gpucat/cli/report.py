@@ -10,7 +10,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._train_options import training_options
-from gpucat.cli.catalog import DbOption, JsonOption
+from gpucat.cli._common import DbOption, JsonOption
 
 JOB = "Job (optional: the fit ranking)"
 

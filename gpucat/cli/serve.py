@@ -9,7 +9,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import handle_errors
-from gpucat.cli.catalog import DbOption, _split
+from gpucat.cli._common import DbOption, split_list
 
 
 @app.command()
@@ -40,4 +40,4 @@ def serve(
 
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line, now
-    serve_groups(config, every=every, replay_dir=replay, db_path=db, groups=_split(group), limit=limit)
+    serve_groups(config, every=every, replay_dir=replay, db_path=db, groups=split_list(group), limit=limit)
