@@ -8,10 +8,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from schemas.errors import DisallowedHost, FetchError, MissingApiKey, ResponseTooLarge, TransientFetchError, UserInputError
+from schemas.errors import (
+    DisallowedHost,
+    FetchError,
+    MissingApiKey,
+    ResponseTooLarge,
+    TransientFetchError,
+    UserInputError,
+)
+from schemas.redact import redact_url
 from scrapers.base import Source
 from scrapers.capture import CaptureWriter, ReplayTransport, read_manifest
-from schemas.redact import redact_url
 from scrapers.http import USER_AGENT, Fetcher, RetryPolicy, make_client
 
 SOURCE = Source(
