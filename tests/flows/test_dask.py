@@ -1,0 +1,99 @@
+"""The refresh flow on a local Dask cluster of worker processes loads what the in-process refresh loads.
+
+One replayed refresh goes through `flows.runners` onto a `distributed.LocalCluster` (two
+single-threaded worker processes, so every task input and output is pickled across a process
+boundary, and loads from two processes take turns on the DuckDB file); the same sources are then
+refreshed in-process into another file, and the two warehouses must hold the same offers.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("prefect_dask")
+
+from distributed import Client, LocalCluster  # noqa: E402
+
+from prefect import Task  # noqa: E402
+
+import flows.refresh as refresh_module  # noqa: E402
+from flows.runners import dask_task_runner, run_refresh  # noqa: E402
+from gpucat import pipeline  # noqa: E402
+from scrapers import all_sources  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
+from warehouse import db  # noqa: E402
+
+# The rate sources (their own phase) and every third other source, from the registry: both
+# phases run, EUR prices are converted with the rates the same run loaded, and the run stays short.
+_FIRST, _REST = pipeline.phases(sorted(all_sources().values(), key=lambda s: s.name))
+SOURCES = sorted([s.name for s in _FIRST] + [s.name for s in _REST[::3]])
+STEPS = ("fetch", "parse", "validate", "load")
+
+# Every column but the clock's (age_hours and is_stale move with the time of the read).
+ALL_OFFERS = "SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY provider, offer_id, region, market"
+RUNS = "SELECT source, status, rows_fetched, rows_valid, rows_rejected FROM scrape_runs ORDER BY source"
+
+
+def table(path: Path, sql: str) -> list[tuple]:
+    with db.connect(path, read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def on_dask(cluster, tmp_path_factory):
+    path = tmp_path_factory.mktemp("dask") / "gpucat.duckdb"
+    state = run_refresh(dask_task_runner(cluster.scheduler_address), providers=SOURCES, replay_dir=str(FIXTURES), db_path=str(path))
+    with Client(cluster) as client:
+        ran = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+        worker_pids = client.run(os.getpid)
+    return path, state, ran, worker_pids
+
+
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory):
+    path = tmp_path_factory.mktemp("inproc") / "gpucat.duckdb"
+    runs = pipeline.refresh_catalog(path, [all_sources()[name] for name in SOURCES], replay_dir=FIXTURES)
+    assert [(r.source, r.status) for r in runs if r.status != "ok"] == []
+    return path
+
+
+def test_every_source_loads_on_the_cluster(on_dask):
+    path, state, _, _ = on_dask
+    assert state.is_completed(), state.message
+    summary = state.result(raise_on_failure=False)
+    assert sorted((row["source"], row["status"], row["error"]) for row in summary) == [(s, "ok", None) for s in SOURCES]
+    assert [(source, status) for source, status, *_ in table(path, RUNS)] == [(s, "ok") for s in SOURCES]
+
+
+def test_the_steps_ran_in_worker_processes(on_dask):
+    _, _, ran, worker_pids = on_dask
+    assert len(set(worker_pids.values())) == 2 and os.getpid() not in worker_pids.values()
+    # Dask names a task after its function: the flow's fetch/parse/validate/load tasks all ran there.
+    steps = {t.fn.__name__ for t in vars(refresh_module).values() if isinstance(t, Task) and t.name in STEPS}
+    assert len(steps) == len(STEPS) and steps <= set(ran), ran
+
+
+def test_same_offers_and_run_counts_as_the_in_process_refresh(on_dask, in_process):
+    path = on_dask[0]
+    offers = table(path, ALL_OFFERS)
+    assert offers, "nothing loaded"
+    assert offers == table(in_process, ALL_OFFERS)
+    assert table(path, RUNS) == table(in_process, RUNS)
+
+
+def test_writer_travels_as_its_path(tmp_path):
+    writer = pickle.loads(pickle.dumps(db.Writer(tmp_path / "w.duckdb")))
+    with writer.open() as con:
+        assert con.execute("SELECT 1").fetchone() == (1,)
+    with pytest.raises(TypeError, match="open connection"):
+        pickle.dumps(db.Writer(":memory:"))
