@@ -40,9 +40,11 @@ def dask_task_runner(address: str | None = None, workers: int | None = None, *, 
     `processes=False`); the flow run starts it and tears it down.
     """
     try:
-        from prefect_dask import DaskTaskRunner
+        import prefect_dask  # noqa: F401
     except ImportError:
         raise UserInputError("the Dask task runner needs prefect-dask: install gpucat[dask] (uv sync --extra dask)") from None
+    from flows._dask import DaskTaskRunner
+
     if address:
         return DaskTaskRunner(address=address)
     workers = DEFAULT_WORKERS if workers is None else workers

@@ -3,7 +3,9 @@
 One replayed refresh goes through `flows.runners` onto a `distributed.LocalCluster` (two
 single-threaded worker processes, so every task input and output is pickled across a process
 boundary, and loads from two processes take turns on the DuckDB file); the same sources are then
-refreshed in-process into another file, and the two warehouses must hold the same offers.
+refreshed in-process into another file, and the two warehouses must hold the same offers and runs.
+One source's capture is broken, so a failure (its exception pickled back from a worker) is
+recorded the same way too.
 """
 
 from __future__ import annotations
@@ -24,18 +26,19 @@ import flows.refresh as refresh_module  # noqa: E402
 from flows.runners import dask_task_runner, run_refresh  # noqa: E402
 from gpucat import pipeline  # noqa: E402
 from scrapers import all_sources  # noqa: E402
-from tests.conftest import FIXTURES  # noqa: E402
+from tests.flows.test_refresh import broken_capture  # noqa: E402
 from warehouse import db  # noqa: E402
 
 # The rate sources (their own phase) and every third other source, from the registry: both
 # phases run, EUR prices are converted with the rates the same run loaded, and the run stays short.
 _FIRST, _REST = pipeline.phases(sorted(all_sources().values(), key=lambda s: s.name))
 SOURCES = sorted([s.name for s in _FIRST] + [s.name for s in _REST[::3]])
+BROKEN = _REST[0].name
 STEPS = ("fetch", "parse", "validate", "load")
 
 # Every column but the clock's (age_hours and is_stale move with the time of the read).
 ALL_OFFERS = "SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY provider, offer_id, region, market"
-RUNS = "SELECT source, status, rows_fetched, rows_valid, rows_rejected FROM scrape_runs ORDER BY source"
+RUNS = "SELECT source, provider, status, rows_fetched, rows_valid, rows_rejected, rows_skipped, error FROM scrape_runs ORDER BY source"
 
 
 def table(path: Path, sql: str) -> list[tuple]:
@@ -50,9 +53,15 @@ def cluster():
 
 
 @pytest.fixture(scope="module")
-def on_dask(cluster, tmp_path_factory):
+def capture(tmp_path_factory) -> Path:
+    """The fixtures, with BROKEN's bodies replaced by a sign-in page (its parse fails)."""
+    return broken_capture(tmp_path_factory.mktemp("capture"), BROKEN, "login-page")
+
+
+@pytest.fixture(scope="module")
+def on_dask(cluster, capture, tmp_path_factory):
     path = tmp_path_factory.mktemp("dask") / "gpucat.duckdb"
-    state = run_refresh(dask_task_runner(cluster.scheduler_address), providers=SOURCES, replay_dir=str(FIXTURES), db_path=str(path))
+    state = run_refresh(dask_task_runner(cluster.scheduler_address), providers=SOURCES, replay_dir=str(capture), db_path=str(path))
     with Client(cluster) as client:
         ran = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
         worker_pids = client.run(os.getpid)
@@ -60,19 +69,23 @@ def on_dask(cluster, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def in_process(tmp_path_factory):
+def in_process(capture, tmp_path_factory):
     path = tmp_path_factory.mktemp("inproc") / "gpucat.duckdb"
-    runs = pipeline.refresh_catalog(path, [all_sources()[name] for name in SOURCES], replay_dir=FIXTURES)
-    assert [(r.source, r.status) for r in runs if r.status != "ok"] == []
+    runs = pipeline.refresh_catalog(path, [all_sources()[name] for name in SOURCES], replay_dir=capture)
+    assert [(r.source, r.status) for r in runs if r.status != "ok"] == [(BROKEN, "failed")]
     return path
 
 
-def test_every_source_loads_on_the_cluster(on_dask):
+def test_every_source_is_refreshed_and_recorded_on_the_cluster(on_dask):
     path, state, _, _ = on_dask
-    assert state.is_completed(), state.message
-    summary = state.result(raise_on_failure=False)
-    assert sorted((row["source"], row["status"], row["error"]) for row in summary) == [(s, "ok", None) for s in SOURCES]
-    assert [(source, status) for source, status, *_ in table(path, RUNS)] == [(s, "ok") for s in SOURCES]
+    assert state.is_failed() and BROKEN in state.message, state.message
+    summary = {row["source"]: (row["status"], row["error"]) for row in state.result(raise_on_failure=False)}
+    assert sorted(summary) == SOURCES
+    assert {s: status for s, (status, _) in summary.items()} == {s: "failed" if s == BROKEN else "ok" for s in SOURCES}
+    assert summary[BROKEN][1]  # the worker's exception, pickled back, names what went wrong
+    assert [(source, status) for source, _, status, *_ in table(path, RUNS)] == [
+        (s, "failed" if s == BROKEN else "ok") for s in SOURCES
+    ]
 
 
 def test_the_steps_ran_in_worker_processes(on_dask):
