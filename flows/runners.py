@@ -50,11 +50,24 @@ def dask_task_runner(address: str | None = None, workers: int | None = None, *, 
     workers = DEFAULT_WORKERS if workers is None else workers
     if workers < 1:
         raise UserInputError(f"a Dask cluster needs at least one worker, got {workers}")
-    # One thread per worker: a worker runs one step at a time, and parallelism is the worker count.
-    # No dashboard: its port may be taken, and nothing here reads it.
-    return DaskTaskRunner(
-        cluster_kwargs={"n_workers": workers, "threads_per_worker": 1, "processes": processes, "dashboard_address": None}
-    )
+    return DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(workers, processes=processes))
+
+
+def local_cluster_kwargs(workers: int, *, processes: bool = True) -> dict[str, Any]:
+    """A `distributed.LocalCluster` on loopback with `workers` single-threaded workers and no dashboard.
+
+    One thread per worker: a worker runs one step at a time, and parallelism is the worker count.
+    The scheduler's HTTP server still listens (health checks), on a free loopback port rather than
+    8787, which a second cluster (two served runs at once) would find taken.
+    """
+    return {
+        "n_workers": workers,
+        "threads_per_worker": 1,
+        "processes": processes,
+        "host": "127.0.0.1",
+        "dashboard_address": None,
+        "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},
+    }
 
 
 def runner_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> Any:

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from gpucat.cli import app
+from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, handle_errors, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
@@ -31,13 +32,9 @@ def refresh(
     db: DbOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
     as_json: JsonOption = False,
-    dask: Annotated[bool, typer.Option("--dask", help="Run the steps on a temporary local Dask cluster (needs gpucat[dask]).")] = False,
-    dask_workers: Annotated[
-        int | None, typer.Option("--dask-workers", help="Worker processes of the local Dask cluster (default 2); implies --dask.", min=1)
-    ] = None,
-    dask_address: Annotated[
-        str | None, typer.Option("--dask-address", help="Run the steps on the Dask scheduler at this address (tcp://host:8786).")
-    ] = None,
+    dask: DaskOption = False,
+    dask_workers: DaskWorkersOption = None,
+    dask_address: DaskAddressOption = None,
 ) -> None:
     """Scrape the providers (or replay a capture) into the DuckDB file.
 
@@ -62,10 +59,8 @@ def refresh(
     sources = select_sources(names or None)  # unknown names fail here, before anything starts
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line
-    if dask_address and dask_workers:
-        raise UserInputError("--dask-workers sizes a local cluster; a cluster at --dask-address has its own workers")
     task_runner = None
-    if dask or dask_workers or dask_address:
+    if dask_chosen(dask, dask_workers, dask_address):
         _quiet_prefect(verbose)  # before prefect-dask imports Prefect, which reads its logging settings once
         from flows.runners import dask_task_runner
 

@@ -23,7 +23,7 @@ from distributed import Client, LocalCluster  # noqa: E402
 from prefect import Task  # noqa: E402
 
 import flows.refresh as refresh_module  # noqa: E402
-from flows.runners import dask_task_runner, run_refresh  # noqa: E402
+from flows.runners import dask_task_runner, local_cluster_kwargs, run_refresh  # noqa: E402
 from gpucat import pipeline  # noqa: E402
 from scrapers import all_sources  # noqa: E402
 from tests.flows.test_refresh import broken_capture  # noqa: E402
@@ -48,7 +48,7 @@ def table(path: Path, sql: str) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(**local_cluster_kwargs(2, processes=True)) as cluster:
         yield cluster
 
 
@@ -110,3 +110,25 @@ def test_writer_travels_as_its_path(tmp_path):
         assert con.execute("SELECT 1").fetchone() == (1,)
     with pytest.raises(TypeError, match="open connection"):
         pickle.dumps(db.Writer(":memory:"))
+
+
+def test_served_deployments_on_dask_load_the_dask_flow(monkeypatch):
+    import importlib
+
+    from prefect_dask import DaskTaskRunner
+
+    from flows.serve import DASK_ENTRYPOINT, DaskCluster, deployments
+    from gpucat.schedules import load_groups
+
+    [plain] = deployments(load_groups()[:1])
+    [on_dask] = deployments(load_groups()[:1], dask=True)
+    assert on_dask.entrypoint == DASK_ENTRYPOINT != plain.entrypoint
+    assert (on_dask.name, on_dask.parameters) == (plain.name, plain.parameters)
+
+    for name, value in DaskCluster(address="tcp://127.0.0.1:8786").environ().items():
+        monkeypatch.setenv(name, value)  # what `gpucat serve --dask-address` hands its runs
+    module_name, flow_name = DASK_ENTRYPOINT.rsplit(".", 1)
+    module = importlib.reload(importlib.import_module(module_name))
+    flow = getattr(module, flow_name)
+    assert flow.name == refresh_module.refresh.name
+    assert isinstance(flow.task_runner, DaskTaskRunner) and flow.task_runner.address == "tcp://127.0.0.1:8786"
