@@ -26,6 +26,7 @@ import flows.refresh as refresh_module  # noqa: E402
 from flows.runners import dask_task_runner, local_cluster_kwargs, run_refresh  # noqa: E402
 from gpucat import pipeline  # noqa: E402
 from scrapers import all_sources  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
 from tests.flows.test_refresh import broken_capture  # noqa: E402
 from warehouse import db  # noqa: E402
 
@@ -132,3 +133,42 @@ def test_served_deployments_on_dask_load_the_dask_flow(monkeypatch):
     flow = getattr(module, flow_name)
     assert flow.name == refresh_module.refresh.name
     assert isinstance(flow.task_runner, DaskTaskRunner) and flow.task_runner.address == "tcp://127.0.0.1:8786"
+
+
+def test_cli_refresh_on_a_dask_cluster_with_a_relative_db(cluster, tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    # The rate sources and one offer source; the workers' working directory is not this one.
+    names = sorted([s.name for s in _FIRST] + [_REST[-1].name])
+    monkeypatch.chdir(tmp_path)
+    args = ["refresh", "--dask-address", cluster.scheduler_address, "-p", ",".join(names), "--replay", str(FIXTURES)]
+    result = CliRunner().invoke(app, [*args, "--db", "rel.duckdb", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["state"], sorted((r["source"], r["status"]) for r in report["sources"])) == ("COMPLETED", [(n, "ok") for n in names])
+    assert [s for s, *_ in table(tmp_path / "rel.duckdb", RUNS)] == names
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dask-address", "tcp://127.0.0.1:8786", "--dask-workers", "2"], "--dask-workers sizes a local cluster"),
+        (["--dask"], "needs prefect-dask: install gpucat[dask]"),
+    ],
+)
+def test_cli_dask_options_fail_in_one_line(args, message, tmp_path, monkeypatch):
+    import sys
+
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    monkeypatch.setitem(sys.modules, "prefect_dask", None)  # as if the extra were not installed
+    result = CliRunner().invoke(app, ["refresh", *args, "--replay", str(FIXTURES), "--db", str(tmp_path / "g.duckdb")])
+    assert result.exit_code != 0
+    assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "g.duckdb").exists()
