@@ -29,7 +29,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     on_demand: Annotated[bool, typer.Option("--on-demand", rich_help_panel=OFFERS_PANEL, help="Only on-demand offers (the default).")] = False,
     both: Annotated[bool, typer.Option("--both", rich_help_panel=OFFERS_PANEL, help="Spot and on-demand offers.")] = False,
     checkpoint_every: Annotated[str, typer.Option("--checkpoint-every", rich_help_panel=JOB_PANEL,
-        help="Checkpoint interval on spot (30m, 1h): half of it is lost at each interruption.")] = "30m",
+        help="Spot checkpoint interval (30m, 1h); half is lost per interruption.")] = "30m",
     retention: Annotated[str, typer.Option("--retention", rich_help_panel=JOB_PANEL,
         help="How long dataset and checkpoints stay stored after the run (7d, 12h, 0).")] = "7d",
     dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", rich_help_panel=JOB_PANEL, show_default=False,
@@ -40,7 +40,7 @@ def cost_command(  # type: ignore[no-untyped-def]
         "--available", rich_help_panel=OFFERS_PANEL, help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
     )] = False,
     include_stale: Annotated[bool, typer.Option(
-        "--include-stale", rich_help_panel=OFFERS_PANEL, help="Keep offers of sources past their freshness budget (left out by default).",
+        "--include-stale", rich_help_panel=OFFERS_PANEL, help="Keep offers of sources past their freshness budget.",
     )] = False,
     headroom: Annotated[float, typer.Option("--headroom", rich_help_panel=OFFERS_PANEL, help="Fraction of each GPU's memory to keep free.")] = 0.1,
     max_gpus: Annotated[int, typer.Option("--max-gpus", rich_help_panel=OFFERS_PANEL, help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
