@@ -21,6 +21,11 @@ def load(con: duckdb.DuckDBPyConnection, source: str) -> Validators | None:
     return None if row is None else Validators(*row)
 
 
+def load_all(con: duckdb.DuckDBPyConnection) -> dict[str, Validators]:
+    """Source -> its validators, for every source that has some (one query for a whole refresh)."""
+    return {row[0]: Validators(*row[1:]) for row in con.execute(query_sql("all_source_validators")).fetchall()}
+
+
 def save_all(con: duckdb.DuckDBPyConnection, seen: Sequence[tuple[str, Validators, str]]) -> None:
     """Store (source, validators, run_id) of successful loads, in one transaction (one commit)."""
     if not seen:
