@@ -27,7 +27,6 @@ from schemas import egress_terms, storage_terms
 from schemas import providers as provider_terms
 from schemas.model_archs import ModelArchRow
 from schemas.reference import GPU_MODELS_CSV
-from schemas.errors import ParseError
 from schemas.validate import Validated, validate, validate_each
 from scrapers import all_sources
 from schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
@@ -181,22 +180,34 @@ def validate_sources(parsed: Sequence[tuple[Source, Sequence[ParseItem], int]]) 
     for source, _, _ in parsed:
         report(source.name, "validating")
     tables = list(dict.fromkeys(table for source, _, _ in parsed for table in source.tables))
-    checked: list[dict[str, Validated | ParseError]] = [{} for _ in parsed]
+    checked: list[dict[str, Validated | Exception]] = [{} for _ in parsed]
     for table in tables:
         fill = [n for n, (source, _, _) in enumerate(parsed) if table in source.tables]
-        for n, result in zip(fill, validate_each(table, [_records(parsed[n][1], table) for n in fill]), strict=True):
+        groups = [_records(parsed[n][1], table) for n in fill]
+        try:
+            results: list[Validated | Exception] = list(validate_each(table, groups))
+        except Exception:  # noqa: BLE001 - not the data's fault: let each source meet it alone
+            results = [_validate_alone(table, group) for group in groups]
+        for n, result in zip(fill, results, strict=True):
             checked[n][table] = result
     out: list[SourceBatch | Exception] = []
     for (source, items, pages), results in zip(parsed, checked, strict=True):
         try:
             with secrets_redacted():
-                error = next((r for r in results.values() if isinstance(r, ParseError)), None)
+                error = next((results[t] for t in source.tables if isinstance(results[t], Exception)), None)
                 if error is not None:
                     raise error
                 out.append(_source_batch(source, items, pages, results))  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - one source's failure is its own
             out.append(exc)
     return out
+
+
+def _validate_alone(table: str, records: Sequence[ParseItem]) -> Validated | Exception:
+    try:
+        return validate(table, records)
+    except Exception as exc:  # noqa: BLE001 - the source's own failure, recorded on its run
+        return exc
 
 
 def _records(items: Sequence[ParseItem], table: str) -> list[ParseItem]:

@@ -75,3 +75,24 @@ def test_one_burst_loads_each_source_in_its_own_run(tmp_path: Path, opens: list[
     assert [(s, r, json.loads(row)["offer_id"]) for s, r, row in rejected] == [("example-b", runs[1].run_id, "b2")]
     assert stored == [("example-a", "ok", 3, 0), ("example-b", "ok", 1, 1), ("example-c", "failed", 0, 0)]
     assert current == [("example-a", "a0"), ("example-a", "a1"), ("example-a", "a2"), ("example-b", "b1")]
+
+
+def test_a_validation_that_breaks_outright_fails_only_its_own_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Not a data problem (a bug, an engine error) in the joint pass: each source meets it alone."""
+    import schemas.validate as validate_module
+
+    real = validate_module._failures
+
+    def failures(contract, frame):
+        if "broken" in frame["offer_id"].to_list():
+            raise RuntimeError("engine trouble")
+        return real(contract, frame)
+
+    monkeypatch.setattr(validate_module, "_failures", failures)
+    a, b = example_source("example-a"), example_source("example-b")
+    ready = [
+        pipeline.Prepared(a, pipeline.new_run(a), items=[offer(source="example-a", offer_id="a1")], pages=1),
+        pipeline.Prepared(b, pipeline.new_run(b), items=[offer(source="example-b", offer_id="broken")], pages=1),
+    ]
+    runs, _ = pipeline.load_prepared(db.Writer(tmp_path / "w.duckdb"), ready)
+    assert [(r.source, r.status, r.error) for r in runs] == [("example-a", "ok", None), ("example-b", "failed", "RuntimeError: engine trouble")]
