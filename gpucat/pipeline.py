@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -313,7 +315,8 @@ def load_prepared(writer: db.Writer, ready: Sequence[Prepared], *, read_rates: b
                 rates = exchange_rates(con)
     except DatabaseBusy as busy:
         for p in ready[len(runs):]:
-            runs.append(_not_recorded(p.run, p.error or batches.get(id(p)) or busy, busy))
+            batch = batches.get(id(p))
+            runs.append(_not_recorded(p.run, p.error or (batch if isinstance(batch, Exception) else busy), busy))
     return runs, rates
 
 
@@ -382,8 +385,6 @@ def refresh_sources(
     transaction), which closes again until more is ready: a refresh opens the file a few times,
     not a few times per source, and readers get in between those bursts.
     """
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-
     writer = db.Writer.of(warehouse)
     with writer.open() as con:
         load_reference(con)
@@ -392,13 +393,33 @@ def refresh_sources(
     runs: dict[str, RunRecord] = {}
     with ThreadPoolExecutor(max_workers=max_workers) as pool:
         for phase in phases(sources):
+            order = {source.name: n for n, source in enumerate(phase)}
             pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates) for source in phase}
             while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                loaded, now = load_prepared(writer, [f.result() for f in done], read_rates=not pending)
+                done, pending = _gather(pending)
+                ready = sorted((f.result() for f in done), key=lambda p: order[p.source.name])  # a burst loads in a stable order
+                loaded, now = load_prepared(writer, ready, read_rates=not pending)
                 runs.update((run.source, run) for run in loaded)
                 rates = now if now is not None else rates
     return [runs[source.name] for phase in phases(sources) for source in phase]
+
+
+# A burst waits for sources that finish close behind the first: replayed sources finish within
+# milliseconds of each other and load in one burst; live ones, seconds apart, each in their own.
+GATHER_GAP_S = 0.05
+GATHER_MAX_S = 1.0
+
+
+def _gather(pending: set[Future[Prepared]]) -> tuple[set[Future[Prepared]], set[Future[Prepared]]]:
+    """(done, still pending): at least one finished preparation, and those that finish soon after it."""
+    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+    deadline = time.monotonic() + GATHER_MAX_S
+    while pending and time.monotonic() < deadline:
+        more, pending = wait(pending, timeout=GATHER_GAP_S, return_when=FIRST_COMPLETED)
+        if not more:
+            break
+        done |= more
+    return done, pending
 
 
 def refresh_catalog(db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:

@@ -96,3 +96,25 @@ def test_a_validation_that_breaks_outright_fails_only_its_own_source(tmp_path: P
     ]
     runs, _ = pipeline.load_prepared(db.Writer(tmp_path / "w.duckdb"), ready)
     assert [(r.source, r.status, r.error) for r in runs] == [("example-a", "ok", None), ("example-b", "failed", "RuntimeError: engine trouble")]
+
+
+def test_a_burst_that_cannot_open_the_file_says_why_on_every_run(tmp_path: Path):
+    from tests.warehouse.test_locks import hold
+
+    path = tmp_path / "w.duckdb"
+    db.connect(path).close()
+    a, c = example_source("example-a"), example_source("example-c")
+    ready = [
+        pipeline.Prepared(a, pipeline.new_run(a), items=[offer(source="example-a", offer_id="a1")], pages=1),
+        pipeline.Prepared(c, pipeline.new_run(c), error=FetchError("example-c: connection refused")),
+    ]
+    reader = hold(path, "read", 3)
+    try:
+        runs, _ = pipeline.load_prepared(db.Writer(path, wait_s=0.3), ready)
+    finally:
+        reader.wait(timeout=30)
+    busy = f"{path} is busy: other processes are reading or writing it; gave up after 0.3 s, try again"
+    assert [(r.source, r.status, r.error) for r in runs] == [
+        ("example-a", "failed", f"DatabaseBusy: {busy}; not recorded: {busy}"),
+        ("example-c", "failed", f"FetchError: example-c: connection refused; not recorded: {busy}"),
+    ]
