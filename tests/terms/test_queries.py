@@ -29,8 +29,9 @@ def test_refresh_loads_the_terms_tables(tmp_path):
     with db.connect(tmp_path / "t.duckdb") as connection:
         counts = pipeline.load_reference(connection)
         assert counts["providers"] == 24
-        assert counts["storage_terms"] == connection.execute("SELECT count(*) FROM storage_terms").fetchone()[0] > 24
-        assert counts["egress_terms"] == connection.execute("SELECT count(*) FROM egress_terms").fetchone()[0] > 24
+        # Reviewed rows load into reviewed_*; with nothing scraped yet the views show exactly them.
+        assert counts["reviewed_storage_terms"] == connection.execute("SELECT count(*) FROM storage_terms").fetchone()[0] > 24
+        assert counts["reviewed_egress_terms"] == connection.execute("SELECT count(*) FROM egress_terms").fetchone()[0] > 24
         assert connection.execute("SELECT typeof(verified_on) FROM providers LIMIT 1").fetchone() == ("DATE",)
 
 
@@ -104,7 +105,7 @@ def test_status_flags_stale_terms(catalog_db, tmp_path):
     copy = tmp_path / "stale.duckdb"
     shutil.copy(catalog_db, copy)
     with duckdb.connect(str(copy)) as connection:
-        connection.execute("UPDATE storage_terms SET verified_on = DATE '2020-01-01' WHERE provider = 'aws'")
+        connection.execute("UPDATE reviewed_storage_terms SET verified_on = DATE '2020-01-01' WHERE provider = 'aws'")
     result = CliRunner().invoke(app, ["status", "--json", "--db", str(copy)])
     assert result.exit_code == 0, result.output
     rows = {r["source"]: r for r in json.loads(result.stdout)}

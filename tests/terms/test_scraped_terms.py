@@ -1,0 +1,95 @@
+"""The precedence rule between scraped terms (aws-terms, azure-terms) and the reviewed CSV rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from gpucat import pipeline
+from schemas import egress_terms, storage_terms
+from scrapers import all_sources
+from tests.conftest import FIXTURES
+from warehouse import db
+
+TERMS_SOURCES = [s for s in all_sources().values() if "scraped_storage_terms" in s.tables]
+
+
+@pytest.fixture(scope="module")
+def con(tmp_path_factory):
+    path = tmp_path_factory.mktemp("terms") / "t.duckdb"
+    runs = pipeline.refresh_catalog(path, TERMS_SOURCES, replay_dir=FIXTURES)
+    assert [r.status for r in runs] == ["ok"] * len(TERMS_SOURCES), [r.error for r in runs]
+    with db.connect(path) as connection:
+        yield connection
+
+
+def frame(con, sql: str) -> pl.DataFrame:
+    cursor = con.execute(sql)
+    columns = [d[0] for d in cursor.description]
+    return pl.DataFrame([dict(zip(columns, row, strict=True)) for row in cursor.fetchall()], schema=columns, orient="row", infer_schema_length=None)
+
+
+def reviewed(path: Path) -> pl.DataFrame:
+    return pl.read_csv(path, infer_schema_length=None)
+
+
+def test_the_sources_cover_aws_and_azure():
+    assert {s.provider for s in TERMS_SOURCES} >= {"aws"}
+
+
+def test_scraped_rows_replace_the_reviewed_rows_of_their_provider_and_kind(con):
+    rows = frame(con, "SELECT * FROM storage_terms WHERE provider = 'aws' AND kind = 'block' ORDER BY product")
+    assert rows.select("product", "usd_per_gb_month", "origin", "region").rows() == [
+        ("EBS gp2", 0.1, "aws-terms", "us-east-1"),
+        ("EBS gp3", 0.08, "aws-terms", "us-east-1"),
+    ]
+    # what the price list lacks comes from the reviewed "EBS gp3" row, with its quotes
+    review = reviewed(storage_terms.CSV).filter((pl.col("provider") == "aws") & (pl.col("product") == "EBS gp3")).row(0, named=True)
+    for row in rows.iter_rows(named=True):
+        for column in ("persists_on_stop", "persists_on_terminate", "billed_while_stopped"):
+            assert row[column] == review[column]
+        assert 'persists_on_stop,persists_on_terminate: "' in row["evidence"] and 'billed_while_stopped: "' in row["evidence"]
+        assert "original_price" not in row["evidence"].split(" || ", 3)[-1]  # the reviewed EUR quote is not carried
+        assert str(row["verified_on"]) == min("2026-11-20", review["verified_on"])
+
+
+def test_scraped_egress_tiers_replace_the_reviewed_schedule_and_keep_its_allowance(con):
+    rows = frame(con, "SELECT * FROM egress_terms WHERE provider = 'aws' AND scope = 'internet' ORDER BY tier")
+    assert rows.select("tier", "from_gb", "to_gb", "usd_per_gb", "free_allowance_gb_month", "origin").rows() == [
+        (1, 0.0, 10240.0, 0.09, 100.0, "aws-terms"),
+        (2, 10240.0, 51200.0, 0.085, 100.0, "aws-terms"),
+        (3, 51200.0, 153600.0, 0.07, 100.0, "aws-terms"),
+        (4, 153600.0, None, 0.05, 100.0, "aws-terms"),
+    ]
+    assert all(e.endswith("<https://wring.co/blog/aws-data-transfer-pricing-guide>") and ' || free_allowance_gb_month: "' in e for e in rows["evidence"])
+
+
+def test_rows_no_source_covers_are_the_reviewed_rows_unchanged(con):
+    for table, model in (("storage_terms", storage_terms), ("egress_terms", egress_terms)):
+        shown = frame(con, f"SELECT * EXCLUDE (origin, region) FROM {table} WHERE origin = 'reviewed'")
+        covered = frame(con, f"SELECT DISTINCT provider, {'kind' if table == 'storage_terms' else 'scope'} FROM {table} WHERE origin <> 'reviewed'")
+        expected = reviewed(model.CSV).join(covered, on=covered.columns, how="anti")
+        assert shown.height == expected.height > 20
+        assert set(shown["provider"]) == set(expected["provider"])
+
+
+@pytest.mark.parametrize(("table", "model"), [("storage_terms", storage_terms.StorageTerms), ("egress_terms", egress_terms.EgressTerms)])
+def test_the_merged_views_pass_the_reviewed_models(con, table, model):
+    rows = frame(con, f"SELECT * EXCLUDE (origin, region) FROM {table}").with_columns(pl.col("verified_on").cast(pl.String))
+    assert model.validate(rows).height == rows.height
+
+
+def test_a_reference_reload_keeps_the_scraped_rows(con):
+    before = frame(con, "SELECT * FROM storage_terms ORDER BY ALL")
+    pipeline.load_reference(con)
+    assert frame(con, "SELECT * FROM storage_terms ORDER BY ALL").equals(before)
+    assert con.execute("SELECT count(*) FROM scraped_storage_terms WHERE provider = 'aws'").fetchone() == (2,)
+
+
+def test_without_scraped_rows_the_views_are_the_reviewed_rows(tmp_path):
+    with db.connect(tmp_path / "t.duckdb") as connection:
+        pipeline.load_reference(connection)
+        origins = connection.execute("SELECT DISTINCT origin FROM storage_terms UNION SELECT DISTINCT origin FROM egress_terms").fetchall()
+        assert origins == [("reviewed",)]
