@@ -68,7 +68,8 @@ def test_side_by_side(con):
     assert rows["nebius"]["egress_usd_per_gb"] == 0.0  # free internet egress is 0, not unknown
     assert rows["aws"]["egress_usd_per_gb"] == 0.09  # the first tier that charges
     assert rows["modal"]["egress_usd_per_gb"] is None  # not found stays unknown
-    assert rows["azure"]["egress_usd_per_gb"] is None  # only the free 100 GB is known, not what follows
+    assert rows["azure"]["egress_usd_per_gb"] == 0.087  # after the free 100 GB, from the Retail Prices API (azure-terms)
+    assert rows["oci"]["egress_usd_per_gb"] is None  # only a free allowance is known, not what follows
     assert rows["coreweave"]["oldest_verified_on"] == date(2026, 9, 20)
     assert not any(r["stale"] for r in rows.values())
 

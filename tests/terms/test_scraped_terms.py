@@ -36,7 +36,7 @@ def reviewed(path: Path) -> pl.DataFrame:
 
 
 def test_the_sources_cover_aws_and_azure():
-    assert {s.provider for s in TERMS_SOURCES} >= {"aws"}
+    assert {s.provider for s in TERMS_SOURCES} >= {"aws", "azure"}
 
 
 def test_scraped_rows_replace_the_reviewed_rows_of_their_provider_and_kind(con):
@@ -64,6 +64,27 @@ def test_scraped_egress_tiers_replace_the_reviewed_schedule_and_keep_its_allowan
         (4, 153600.0, None, 0.05, 100.0, "aws-terms"),
     ]
     assert all(e.endswith("<https://wring.co/blog/aws-data-transfer-pricing-guide>") and ' || free_allowance_gb_month: "' in e for e in rows["evidence"])
+
+
+def test_azure_disks_take_the_reviewed_managed_disk_behaviour(con):
+    rows = frame(con, "SELECT * FROM storage_terms WHERE provider = 'azure' AND kind = 'block' ORDER BY usd_per_gb_month")
+    assert rows["product"].to_list() == [
+        "Standard SSD E10 LRS", "Standard SSD E30 LRS", "Premium SSD P30 LRS", "Premium SSD P20 LRS", "Premium SSD P10 LRS", "Premium SSD P6 LRS",
+    ]  # fmt: skip
+    assert set(rows["origin"]) == {"azure-terms"} and set(rows["region"]) == {"eastus"}
+    assert set(rows["persists_on_terminate"]) == {True} and set(rows["billed_while_stopped"]) == {True}
+    assert all('stop/terminate behaviour from the reviewed row "Managed disk"' in n for n in rows["notes"])
+    egress = frame(con, "SELECT * FROM egress_terms WHERE provider = 'azure' AND scope = 'internet' ORDER BY tier")
+    assert egress.select("tier", "usd_per_gb", "free_allowance_gb_month").rows()[:2] == [(1, 0.0, 100.0), (2, 0.087, 100.0)]
+    assert egress.height == 6 and egress["to_gb"].to_list()[-1] is None
+
+
+def test_cost_reads_the_merged_terms(con):
+    from gpucat.cost.terms import load_terms
+
+    terms = load_terms(con)
+    assert [(t.product, t.usd_per_gb_month) for t in terms.storage["aws"]] == [("block: EBS gp2 / EBS gp3", 0.1)]
+    assert [(r["tier"], r["usd_per_gb"]) for r in terms.egress["azure"]][:2] == [(1, 0.0), (2, 0.087)]
 
 
 def test_rows_no_source_covers_are_the_reviewed_rows_unchanged(con):
