@@ -87,7 +87,10 @@ def _read_preamble(body: IO[bytes]) -> tuple[str, list[str]]:
     raise ParseError("not an AWS price list CSV: no SKU header in the first lines")
 
 
-def _rows(body: IO[bytes], header: list[str], col: dict[str, int], needed: Sequence[str], tokens: tuple[bytes, ...]) -> Iterator[list[str] | Rejected]:
+def _rows(
+    body: IO[bytes], header: list[str], col: dict[str, int], needed: Sequence[str], tokens: tuple[bytes, ...], table: str
+) -> Iterator[list[str] | Rejected]:
+    """The file's candidate rows as fields; a line that is not a well-formed row is rejected for `table`."""
     missing = [name for name in needed if name not in col]
     if missing:
         raise ParseError(f"AWS price list header lacks columns: {', '.join(missing)}")
@@ -102,17 +105,17 @@ def _rows(body: IO[bytes], header: list[str], col: dict[str, int], needed: Seque
         try:
             row = next(csv.reader([text]))
         except csv.Error as exc:
-            yield Rejected("scraped_storage_terms", (f"malformed_csv_row: {exc}",), {"line": text[:500]})
+            yield Rejected(table, (f"malformed_csv_row: {exc}",), {"line": text[:500]})
             continue
         if len(row) != len(header):
-            yield Rejected("scraped_storage_terms", (f"malformed_csv_row: {len(row)} fields, header has {len(header)}",), {"line": text[:500]})
+            yield Rejected(table, (f"malformed_csv_row: {len(row)} fields, header has {len(header)}",), {"line": text[:500]})
             continue
         yield row
 
 
 def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     found = 0
-    for row in _rows(body, header, col, STORAGE_COLUMNS, _STORAGE_TOKENS):
+    for row in _rows(body, header, col, STORAGE_COLUMNS, _STORAGE_TOKENS, "scraped_storage_terms"):
         if isinstance(row, Rejected):
             yield row
             continue
@@ -171,9 +174,9 @@ def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, 
 
 def _transfer(body: IO[bytes], header: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     schedules: dict[str, list[list[str]]] = defaultdict(list)
-    for row in _rows(body, header, col, TRANSFER_COLUMNS, _TRANSFER_TOKENS):
+    for row in _rows(body, header, col, TRANSFER_COLUMNS, _TRANSFER_TOKENS, "scraped_egress_terms"):
         if isinstance(row, Rejected):
-            yield Rejected("scraped_egress_terms", row.reasons, row.row)
+            yield row
             continue
         if (
             row[col["TermType"]] == "OnDemand"

@@ -164,7 +164,7 @@ def _egress_tier(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseI
         scraped_at=fetched_at,
         verified_on=fetched_at.date().isoformat(),
         evidence=f'from_gb,usd_per_gb,original_price: "{quote_tier}" <{url}>',
-        notes=item["meterId"],
+        notes=item["meterId"],  # for the batch pass (one meter per region's ladder), which clears it
     )
 
 

@@ -6,13 +6,15 @@ from datetime import UTC, datetime
 import pytest
 
 from schemas.errors import ParseError
+from schemas.redact import match_url
 from scrapers import azure_terms
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 
 DISKS = ("azure/azure-terms/disks-1.json", "azure/azure-terms/disks-2.json")
 BANDWIDTH = "azure/azure-terms/bandwidth-1.json"
-DISKS_URL, BANDWIDTH_URL = azure_terms.walk_urls("eastus")
+# as a capture records them (quotes left literal, as the fetcher normalizes the request URL)
+DISKS_URL, BANDWIDTH_URL = (match_url(u) for u in azure_terms.walk_urls("eastus"))
 PREMIUM_TABLE = "https://github.com/MicrosoftDocs/azure-docs/blob/main/includes/disk-storage-premium-ssd-sizes.md"
 
 
