@@ -114,3 +114,36 @@ def test_without_scraped_rows_the_views_are_the_reviewed_rows(tmp_path):
         pipeline.load_reference(connection)
         origins = connection.execute("SELECT DISTINCT origin FROM storage_terms UNION SELECT DISTINCT origin FROM egress_terms").fetchall()
         assert origins == [("reviewed",)]
+
+
+GOOD_TIER = {
+    "provider": "aws", "scope": "internet", "region": "us-east-1", "tier": 1, "from_gb": 0.0, "to_gb": None, "usd_per_gb": 0.09,
+    "original_price": 0.09, "original_unit": "GB", "free_allowance_gb_month": None, "source": "aws-terms",
+    "source_url": "https://pricing.us-east-1.amazonaws.com/x.csv", "scraped_at": None, "verified_on": "2026-11-20",
+    "evidence": 'from_gb,to_gb,usd_per_gb,original_price: "SKU X, 0-Inf GB at 0.09" <https://pricing.us-east-1.amazonaws.com/x.csv>',
+    "notes": None,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"source_url": ""},
+        {"source_url": "http://pricing.us-east-1.amazonaws.com/x.csv"},
+        {"usd_per_gb": -0.09},
+        {"evidence": None},  # figures without a quote
+        {"evidence": "SKU X costs 0.09"},  # not a quote segment
+        {"region": ""},
+        {"tier": 0},
+    ],
+)
+def test_the_scraped_models_reject_what_the_reviewed_ones_reject(change):
+    from datetime import UTC, datetime
+
+    from schemas.records import ScrapedEgressTier
+    from schemas.validate import validate
+
+    row = {**GOOD_TIER, "scraped_at": datetime(2026, 11, 20, tzinfo=UTC)}
+    assert validate("scraped_egress_terms", [ScrapedEgressTier(**row)]).frame.height == 1
+    result = validate("scraped_egress_terms", [ScrapedEgressTier(**{**row, **change})])
+    assert result.frame.height == 0 and len(result.rejected) == 1
