@@ -42,12 +42,14 @@ from warehouse import db, validators
 from warehouse.load import RunRecord, load_source, record_failure
 
 # Reference tables every refresh reloads from the repo: table -> (CSV, its pandera model).
+# The reviewed terms rows load into reviewed_*; the storage_terms / egress_terms views merge them
+# with what the terms sources scraped (migration 070), which a reload leaves alone.
 REFERENCE_TABLES: dict[str, tuple[Path, type[pa.DataFrameModel]]] = {
     "gpu_models": (GPU_MODELS_CSV, GpuModelRow),
     "model_archs": (MODEL_ARCHS_CSV, ModelArchRow),
     "providers": (provider_terms.CSV, provider_terms.ProviderTerms),
-    "storage_terms": (storage_terms.CSV, storage_terms.StorageTerms),
-    "egress_terms": (egress_terms.CSV, egress_terms.EgressTerms),
+    "reviewed_storage_terms": (storage_terms.CSV, storage_terms.StorageTerms),
+    "reviewed_egress_terms": (egress_terms.CSV, egress_terms.EgressTerms),
 }
 
 # DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting

@@ -1,7 +1,9 @@
 """Read-side queries over the provider terms: side by side, in full, and which are stale.
 
-The tables are reference data (schemas/reference/terms/*.csv) loaded by every refresh; a term
-unknown to gpucat is NULL, never a guess.
+`providers` is reference data (schemas/reference/terms/*.csv) loaded by every refresh;
+`storage_terms` and `egress_terms` are views that merge the reviewed CSV rows with the prices the
+terms sources scrape (scraped rows win for the provider and kind they cover; `origin` says which
+a row is; docs/data-model.md). A term unknown to gpucat is NULL, never a guess.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """`egress_terms`: what moving data out costs, as tiers of monthly volume
-(reviewed data: schemas/reference/terms/egress_terms.csv).
+(reviewed data: schemas/reference/terms/egress_terms.csv; tiers scraped from machine-readable
+price lists: `ScrapedEgressTerms`).
 
 One row per provider, scope and tier. A tier covers [from_gb, to_gb) GB of the month's traffic
 (GB = 10^9 bytes; `to_gb` NULL = unbounded) at `usd_per_gb`; tiers of one schedule follow one
@@ -18,6 +19,7 @@ from schemas.reference import REFERENCE_DIR
 
 CSV = REFERENCE_DIR / "terms" / "egress_terms.csv"
 KEY = ("provider", "scope", "tier")
+SCRAPED_KEY = ("provider", "scope", "region", "tier")
 SCOPES = ["internet", "inter_region", "in_region", "object_storage", "filesystem"]
 ORIGINAL_UNITS = ["GB", "GiB"]
 FIGURES = ("from_gb", "to_gb", "usd_per_gb", "original_price", "free_allowance_gb_month")
@@ -41,8 +43,9 @@ class EgressTerms(Sourced):
 
     @pa.dataframe_check(description="each tier starts where the previous tier of its schedule ends")
     def tiers_contiguous(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        previous = data.lazyframe.select("provider", "scope", pl.col("tier") + 1, pl.col("to_gb").alias("previous_to_gb"))
-        joined = data.lazyframe.join(previous, on=["provider", "scope", "tier"], how="left", maintain_order="left")
+        schedule = [c for c in cls.Config.metadata["key"] if c != "tier"]  # a scraped schedule is per region too
+        previous = data.lazyframe.select(*schedule, pl.col("tier") + 1, pl.col("to_gb").alias("previous_to_gb"))
+        joined = data.lazyframe.join(previous, on=[*schedule, "tier"], how="left", maintain_order="left")
         ok = pl.col("previous_to_gb").is_null() | pl.col("from_gb").is_null() | (pl.col("from_gb") == pl.col("previous_to_gb"))
         return joined.select(ok.alias("ok"))
 
@@ -55,3 +58,21 @@ class EgressTerms(Sourced):
         strict = True
         coerce = True
         metadata = {"key": KEY, "figures": FIGURES}
+
+
+class ScrapedEgressTerms(EgressTerms):
+    """An egress tier a source scraped from a machine-readable price list, for one region.
+
+    Checked like a reviewed tier (source, evidence, no negative price, contiguous tiers within the
+    region's schedule). A price list that does not state the free allowance leaves it null: the
+    `egress_terms` view takes it from the reviewed rows of the same provider and scope.
+    """
+
+    region: str = pa.Field(str_length={"min_value": 1}, description="the region whose traffic the tiers price")
+    source: str = pa.Field(str_length={"min_value": 1})
+    scraped_at: pl.Datetime(time_zone="UTC")  # type: ignore[valid-type]
+
+    class Config:
+        strict = True
+        coerce = True
+        metadata = {"key": SCRAPED_KEY, "figures": FIGURES}

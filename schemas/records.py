@@ -103,6 +103,62 @@ class ExchangeRate:
         return _row(self)
 
 
+@dataclass(frozen=True, slots=True)
+class ScrapedStorageTerm:
+    """A storage price as a machine-readable price list states it, for one region
+    (pandera model `schemas.storage_terms.ScrapedStorageTerms`; the `storage_terms` view merges it
+    with the reviewed row of the same provider and kind)."""
+
+    table: ClassVar[str] = "scraped_storage_terms"
+
+    provider: str
+    kind: str  # schemas.storage_terms.KINDS
+    product: str
+    region: str
+    usd_per_gb_month: float
+    original_currency: str
+    original_price: float
+    original_unit: str  # GB-month | GiB-month | ...
+    max_size_gb: float | None
+    read_throughput_mb_s: float | None
+    source: str
+    source_url: str
+    scraped_at: datetime
+    verified_on: str  # YYYY-MM-DD, the scrape's day
+    evidence: str  # 'columns: "the price list's line" <url>' segments
+    notes: str | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        return _row(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapedEgressTier:
+    """One tier of an egress schedule as a machine-readable price list states it, for one region."""
+
+    table: ClassVar[str] = "scraped_egress_terms"
+
+    provider: str
+    scope: str  # schemas.egress_terms.SCOPES
+    region: str
+    tier: int  # 1, 2, ... in order of monthly volume
+    from_gb: float
+    to_gb: float | None  # None = unbounded
+    usd_per_gb: float
+    original_price: float
+    original_unit: str  # GB | GiB
+    free_allowance_gb_month: float | None
+    source: str
+    source_url: str
+    scraped_at: datetime
+    verified_on: str
+    evidence: str
+    notes: str | None = None
+
+    def as_row(self) -> dict[str, Any]:
+        return _row(self)
+
+
 @dataclass(frozen=True)
 class Rejected:
     """A row that cannot be trusted: it goes to `rejected_rows` with its reasons, never silently away."""
@@ -129,12 +185,14 @@ class Skipped:
         return {"reason": self.reason, "count": self.count, "examples": list(self.examples), "source_url": self.source_url}
 
 
-Record = Offer | InterruptionRate | ExchangeRate
-ParseItem = Offer | InterruptionRate | ExchangeRate | Rejected | Skipped
-RECORD_TYPES: dict[str, type[Offer] | type[InterruptionRate] | type[ExchangeRate]] = {
+Record = Offer | InterruptionRate | ExchangeRate | ScrapedStorageTerm | ScrapedEgressTier
+ParseItem = Offer | InterruptionRate | ExchangeRate | ScrapedStorageTerm | ScrapedEgressTier | Rejected | Skipped
+RECORD_TYPES: dict[str, type[Record]] = {
     Offer.table: Offer,
     InterruptionRate.table: InterruptionRate,
     ExchangeRate.table: ExchangeRate,
+    ScrapedStorageTerm.table: ScrapedStorageTerm,
+    ScrapedEgressTier.table: ScrapedEgressTier,
 }
 
 

@@ -1,5 +1,6 @@
 """`storage_terms`: what each kind of storage a provider sells costs and whether it survives a
-stop or a terminate (reviewed data: schemas/reference/terms/storage_terms.csv).
+stop or a terminate (reviewed data: schemas/reference/terms/storage_terms.csv; prices scraped from
+machine-readable price lists: `ScrapedStorageTerms`).
 
 One row per provider, kind and product. Prices are USD per GB-month (GB = 10^9 bytes, a month
 = 730 hours); the price as published stays in `original_price` / `original_currency` /
@@ -18,6 +19,7 @@ from schemas.reference import REFERENCE_DIR
 
 CSV = REFERENCE_DIR / "terms" / "storage_terms.csv"
 KEY = ("provider", "kind", "product")
+SCRAPED_KEY = ("provider", "kind", "product", "region")
 KINDS = ["container_disk", "volume", "network_volume", "object_storage", "local_nvme", "block"]
 ORIGINAL_UNITS = ["GB-month", "GiB-month", "GB-hour", "GiB-hour"]
 HOURS_PER_MONTH = 730
@@ -75,3 +77,22 @@ class StorageTerms(Sourced):
         strict = True
         coerce = True
         metadata = {"key": KEY, "figures": FIGURES}
+
+
+class ScrapedStorageTerms(StorageTerms):
+    """A storage price a source scraped from a machine-readable price list, for one region.
+
+    The same checks as a reviewed row (a source URL, evidence naming every figure, no negative
+    price); the evidence quotes the price list's own line (SKU or meter id, price, description).
+    Columns a price list does not state (persists_on_stop, ...) stay null here: the
+    `storage_terms` view takes them from the reviewed row of the same provider and kind.
+    """
+
+    region: str = pa.Field(str_length={"min_value": 1}, description="the region the price list quotes")
+    source: str = pa.Field(str_length={"min_value": 1})
+    scraped_at: pl.Datetime(time_zone="UTC")  # type: ignore[valid-type]
+
+    class Config:
+        strict = True
+        coerce = True
+        metadata = {"key": SCRAPED_KEY, "figures": FIGURES}

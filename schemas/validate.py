@@ -15,7 +15,7 @@ from typing import Any
 import pandera.polars as pa
 import polars as pl
 
-from schemas import exchange_rates, interruption_rates, offers
+from schemas import egress_terms, exchange_rates, interruption_rates, offers, storage_terms
 from schemas.errors import ParseError
 from schemas.records import Record, Rejected
 
@@ -38,6 +38,8 @@ CONTRACTS: dict[str, Contract] = {
     "offers": Contract("offers", offers.Offer, offers.KEY),
     "interruption_rates": Contract("interruption_rates", interruption_rates.InterruptionRate, interruption_rates.KEY),
     "exchange_rates": Contract("exchange_rates", exchange_rates.ExchangeRate, exchange_rates.KEY),
+    "scraped_storage_terms": Contract("scraped_storage_terms", storage_terms.ScrapedStorageTerms, storage_terms.SCRAPED_KEY),
+    "scraped_egress_terms": Contract("scraped_egress_terms", egress_terms.ScrapedEgressTerms, egress_terms.SCRAPED_KEY),
 }
 
 

@@ -25,9 +25,16 @@ from schemas.records import Rejected
 from warehouse import quarantine
 from warehouse.db import query_sql, split_statements, transaction
 
-VERSIONS_TABLE = {"offers": "offer_versions", "interruption_rates": "interruption_rate_versions", "exchange_rates": "exchange_rate_versions"}
-# Not part of an offer's content: a new scrape of the same facts is not a new version.
-VOLATILE = ("source_url", "scraped_at")
+VERSIONS_TABLE = {
+    "offers": "offer_versions",
+    "interruption_rates": "interruption_rate_versions",
+    "exchange_rates": "exchange_rate_versions",
+    "scraped_storage_terms": "scraped_storage_term_versions",
+    "scraped_egress_terms": "scraped_egress_term_versions",
+}
+# Not part of a row's content: a new scrape of the same facts is not a new version (a scraped
+# terms row's verified_on is its scrape day; the terms views date it by the last scrape instead).
+VOLATILE = ("source_url", "scraped_at", "verified_on")
 # A batch smaller than this fraction of the source's last good run is a collapse, not news.
 MIN_ROW_RATIO = 0.5
 # What a natural-key value of a rejected row may be for it to name a stored row.

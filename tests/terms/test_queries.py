@@ -29,8 +29,9 @@ def test_refresh_loads_the_terms_tables(tmp_path):
     with db.connect(tmp_path / "t.duckdb") as connection:
         counts = pipeline.load_reference(connection)
         assert counts["providers"] == 24
-        assert counts["storage_terms"] == connection.execute("SELECT count(*) FROM storage_terms").fetchone()[0] > 24
-        assert counts["egress_terms"] == connection.execute("SELECT count(*) FROM egress_terms").fetchone()[0] > 24
+        # Reviewed rows load into reviewed_*; with nothing scraped yet the views show exactly them.
+        assert counts["reviewed_storage_terms"] == connection.execute("SELECT count(*) FROM storage_terms").fetchone()[0] > 24
+        assert counts["reviewed_egress_terms"] == connection.execute("SELECT count(*) FROM egress_terms").fetchone()[0] > 24
         assert connection.execute("SELECT typeof(verified_on) FROM providers LIMIT 1").fetchone() == ("DATE",)
 
 
@@ -67,7 +68,8 @@ def test_side_by_side(con):
     assert rows["nebius"]["egress_usd_per_gb"] == 0.0  # free internet egress is 0, not unknown
     assert rows["aws"]["egress_usd_per_gb"] == 0.09  # the first tier that charges
     assert rows["modal"]["egress_usd_per_gb"] is None  # not found stays unknown
-    assert rows["azure"]["egress_usd_per_gb"] is None  # only the free 100 GB is known, not what follows
+    assert rows["azure"]["egress_usd_per_gb"] == 0.087  # after the free 100 GB, from the Retail Prices API (azure-terms)
+    assert rows["oci"]["egress_usd_per_gb"] is None  # only a free allowance is known, not what follows
     assert rows["coreweave"]["oldest_verified_on"] == date(2026, 9, 20)
     assert not any(r["stale"] for r in rows.values())
 
@@ -104,7 +106,7 @@ def test_status_flags_stale_terms(catalog_db, tmp_path):
     copy = tmp_path / "stale.duckdb"
     shutil.copy(catalog_db, copy)
     with duckdb.connect(str(copy)) as connection:
-        connection.execute("UPDATE storage_terms SET verified_on = DATE '2020-01-01' WHERE provider = 'aws'")
+        connection.execute("UPDATE reviewed_storage_terms SET verified_on = DATE '2020-01-01' WHERE provider = 'aws'")
     result = CliRunner().invoke(app, ["status", "--json", "--db", str(copy)])
     assert result.exit_code == 0, result.output
     rows = {r["source"]: r for r in json.loads(result.stdout)}

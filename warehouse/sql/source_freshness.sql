@@ -15,6 +15,10 @@ seen AS (
         SELECT source, scraped_at FROM interruption_rate_versions WHERE valid_to IS NULL
         UNION ALL
         SELECT source, scraped_at FROM exchange_rate_versions WHERE valid_to IS NULL
+        UNION ALL
+        SELECT source, scraped_at FROM scraped_storage_term_versions WHERE valid_to IS NULL
+        UNION ALL
+        SELECT source, scraped_at FROM scraped_egress_term_versions WHERE valid_to IS NULL
     )
     GROUP BY source
 ),
