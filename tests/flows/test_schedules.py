@@ -23,7 +23,7 @@ def test_shipped_schedules_place_every_source_once_with_budgets_twice_the_interv
     placed = [s for g in groups for s in g.sources]
     assert sorted(placed) == sorted(all_sources())
     by_name = {g.name: (g.cron, g.interval_hours, g.stale_after_hours) for g in groups}
-    assert by_name == {"live-stock": ("0 * * * *", 1.0, 2.0), "rates": ("0 6 * * *", 24.0, 48.0), "price-lists": ("0 */6 * * *", 6.0, 12.0)}
+    assert by_name == {"live-stock": ("0 * * * *", 1.0, 2.0), "rates": ("0 6 * * *", 24.0, 48.0), "terms": ("30 6 * * *", 24.0, 48.0), "price-lists": ("0 */6 * * *", 6.0, 12.0)}
     # Rates are claimed by the table they fill, so a new rates source lands in the daily group.
     rate_sources = {s.name for s in all_sources().values() if "exchange_rates" in s.tables}
     assert set(next(g for g in groups if g.name == "rates").sources) == rate_sources
@@ -112,7 +112,7 @@ def test_deployments_carry_the_group_schedule_sources_and_absolute_paths(tmp_pat
 def test_select_groups_by_name_and_unknown_names():
     groups = load_groups()
     assert [g.name for g in select_groups(groups, ["rates"])] == ["rates"]
-    with pytest.raises(UserInputError, match="unknown schedule group nope; groups: live-stock, rates, price-lists"):
+    with pytest.raises(UserInputError, match="unknown schedule group nope; groups: live-stock, rates, terms, price-lists"):
         select_groups(groups, ["nope"])
 
 
