@@ -8,7 +8,8 @@ providers publish terms in machine-readable form.
 
 A figure cell is one of a table's `Config.metadata["figures"]` columns on one row; the
 provenance columns and the key are not counted. "Machine-readable" has two readings, both
-printed: sources in the registry that fill a terms table (scraped, with fixtures), and
+printed: sources in the registry that fill a terms table (scraped, with fixtures; their rows
+from the bundled fixtures are counted too, each price quoting its price-list line), and
 providers whose reviewed rows say in `notes` that the terms are machine-readable somewhere
 (an API field or price list that no source scrapes yet).
 """
@@ -22,7 +23,8 @@ from pathlib import Path
 
 import polars as pl
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from schemas import egress_terms, providers, storage_terms  # noqa: E402
 
@@ -67,7 +69,11 @@ def coverage() -> dict:
         "tables": tables,
         "providers": dict(sorted(per_provider.items())),
         "machine_readable": {"scraped_sources": scraped_terms_sources(), "stated_in_notes": sorted(said_machine_readable)},
+        "scraped_from_fixtures": scraped_coverage(),
     }
+
+
+SCRAPED = {"scraped_storage_terms": storage_terms.ScrapedStorageTerms, "scraped_egress_terms": egress_terms.ScrapedEgressTerms}
 
 
 def scraped_terms_sources() -> dict[str, list[str]]:
@@ -76,9 +82,34 @@ def scraped_terms_sources() -> dict[str, list[str]]:
 
     found: dict[str, list[str]] = {}
     for name, source in sorted(all_sources().items()):
-        if set(source.tables) & set(MODELS):
+        if set(source.tables) & (set(MODELS) | set(SCRAPED)):
             found.setdefault(source.provider, []).append(name)
     return found
+
+
+def scraped_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
+    """Figure cells of the scraped terms rows the bundled fixtures produce, per table and source."""
+    from gpucat import pipeline
+    from scrapers import all_sources
+
+    out: dict[str, dict] = {}
+    for name, source in sorted(all_sources().items()):
+        tables = set(source.tables) & set(SCRAPED)
+        if not tables:
+            continue
+        folder = fixtures / source.provider / name
+        bodies = [folder / json.loads(line)["body"] for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
+        items = pipeline.parse_source(source, pipeline.pages_from_files(bodies))
+        for table in sorted(tables):
+            rows = [item.as_row() for item in items if getattr(item, "table", None) == table]
+            figures = SCRAPED[table].Config.metadata["figures"]
+            filled = sum(row.get(f) is not None for row in rows for f in figures)
+            entry = out.setdefault(table, {"rows": 0, "sourced": 0, "null": 0, "sources": {}})
+            entry["rows"] += len(rows)
+            entry["sourced"] += filled
+            entry["null"] += len(rows) * len(figures) - filled
+            entry["sources"][name] = len(rows)
+    return out
 
 
 def main() -> None:
@@ -90,14 +121,18 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"{'table':<14} {'rows':>5} {'w/ evidence':>12} {'sourced':>8} {'null':>6} {'share':>6}")
+    print(f"{'table':<21} {'rows':>5} {'w/ evidence':>12} {'sourced':>8} {'null':>6} {'share':>6}")
     for table, t in result["tables"].items():
-        print(f"{table:<14} {t['rows']:>5} {t['rows_with_evidence']:>12} {t['sourced']:>8} {t['null']:>6} {t['share']:>6.1%}")
+        print(f"{table:<21} {t['rows']:>5} {t['rows_with_evidence']:>12} {t['sourced']:>8} {t['null']:>6} {t['share']:>6.1%}")
     if args.by_provider:
         print(f"\n{'provider':<14} " + " ".join(f"{t:>16}" for t in MODELS))
         for provider, counts in result["providers"].items():
             cells = (f"{counts[t]['sourced']}/{counts[t]['sourced'] + counts[t]['null']}" if t in counts else "-" for t in MODELS)
             print(f"{provider:<14} " + " ".join(f"{c:>16}" for c in cells))
+    for table, t in result["scraped_from_fixtures"].items():
+        share = t["sourced"] / max(1, t["sourced"] + t["null"])
+        by_source = ", ".join(f"{n} {k}" for n, k in t["sources"].items())
+        print(f"{table:<21} {t['rows']:>5} {'(scraped)':>12} {t['sourced']:>8} {t['null']:>6} {share:>6.1%}  from the fixtures: {by_source}")
     mr = result["machine_readable"]
     scraped = ", ".join(f"{p} ({', '.join(s)})" for p, s in mr["scraped_sources"].items()) or "none"
     print(f"\nmachine-readable terms scraped by a source: {scraped}")

@@ -7,7 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from schemas import egress_terms, storage_terms
 from tests.terms.conftest import MODELS
+
+SCRAPED_FIGURES = {
+    "scraped_storage_terms": storage_terms.ScrapedStorageTerms.Config.metadata["figures"],
+    "scraped_egress_terms": egress_terms.ScrapedEgressTerms.Config.metadata["figures"],
+}
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "terms_coverage.py"
 
@@ -28,3 +34,15 @@ def test_counts_every_figure_cell_once(terms_frames):
         per_provider = sum(counts[table]["sourced"] for counts in report["providers"].values() if table in counts)
         assert per_provider == filled, table
     assert set(report["machine_readable"]) == {"scraped_sources", "stated_in_notes"}
+
+
+def test_counts_the_scraped_terms_sources_and_their_fixture_rows():
+    from scrapers import all_sources
+
+    out = subprocess.run([sys.executable, str(SCRIPT), "--json"], check=True, capture_output=True, text=True).stdout
+    report = json.loads(out)
+    terms_sources = {n for n, s in all_sources().items() if any(t.startswith("scraped_") for t in s.tables)}
+    assert terms_sources and {n for ns in report["machine_readable"]["scraped_sources"].values() for n in ns} == terms_sources
+    for table, counts in report["scraped_from_fixtures"].items():
+        assert set(counts["sources"]) <= terms_sources and counts["rows"] == sum(counts["sources"].values()) > 0, table
+        assert counts["sourced"] > 0 and counts["sourced"] + counts["null"] == counts["rows"] * len(SCRAPED_FIGURES[table]), table
