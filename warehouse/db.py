@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from collections.abc import Callable
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +92,10 @@ def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
             run_script(con, SQL / "macros.sql", rewrite=lake.macro_statement)
             return con
         _migrate_lake(con)
-        writer = lake.LakeConnection(con)
-        run_script(writer, SQL / "macros.sql", rewrite=lake.macro_statement)
-        return writer  # type: ignore[return-value]  # quacks like a connection
+        macros = [lake.macro_statement(s) for s in split_statements((SQL / "macros.sql").read_text(encoding="utf-8"))]
+        for statement in macros:
+            con.execute(statement)
+        return lake.LakeConnection(con, setup=macros)  # type: ignore[return-value]  # quacks like a connection
     except BaseException:
         con.close()
         raise
@@ -109,6 +110,9 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
     for attempt in range(lake.RETRIES + 1):
         try:
             migrate(con, rewrite=lake.lake_statement)
+            with transaction(con):
+                for statement in lake.LEDGER_SQL:
+                    con.execute(statement)
             return
         except duckdb.Error as exc:
             raced = lake.is_conflict(exc) or "already exists" in str(exc)
@@ -198,7 +202,8 @@ class Writer:
 
     Fetching and parsing never hold it, so readers are locked out only while a source loads.
     Given an open connection instead (an in-memory database, a test), every write uses a
-    cursor of that connection. Writes from threads of one process take turns.
+    cursor of that connection. Writes from threads of one process take turns. A lake is
+    attached on the first write and kept (no file to release); each write gets a cursor.
     """
 
     def __init__(self, path: str | Path | None = None, *, con: duckdb.DuckDBPyConnection | None = None, wait_s: float | None = None):
@@ -226,13 +231,15 @@ class Writer:
     @contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with self._lock:
+            if self.con is None and isinstance(self.path, str):
+                # A lake locks no one out: attach it once, and give each write a session of its own.
+                self.con, self._owned = connect(self.path, wait_s=self.wait_s), True
             if self.con is not None:
                 with self.con.cursor() as cursor:  # a connection is not shared across threads; a cursor is
                     yield cursor
                 return
-            assert self.path is not None
-            # A lake has no file to lock: writers commit optimistically and replay on a conflict.
-            with nullcontext() if isinstance(self.path, str) else _writer_gate(self.path):
+            assert isinstance(self.path, Path)
+            with _writer_gate(self.path):
                 con = connect(self.path, wait_s=self.wait_s)
                 try:
                     yield con

@@ -17,17 +17,20 @@ CLI on it; `warehouse.db.connect` hands a `ducklake:` URL here.
   touching the same data; a real conflict (both deleted from one data file, say) fails the
   commit. `LakeConnection` then replays the transaction's statements against the newest
   snapshot, a bounded number of times with backoff. That is sound because no transaction body
-  in gpucat branches on what it reads: the statements alone are the transaction.
+  in gpucat branches on what it reads: the statements alone are the transaction. Every write
+  transaction first bumps a one-row ledger (`LEDGER`), so overlapping writes always conflict and
+  so serialize: a key inserted by two writers at once cannot commit twice.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import util as importlib_util
 from pathlib import Path
@@ -51,6 +54,19 @@ MAX_BACKOFF_S = 2.0
 EXTENSIONS = {"postgres_scanner": ("duckdb_extension_postgres", "postgres"), "ducklake": ("duckdb_extension_ducklake", "ducklake")}
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+# What every session (a connection, or a cursor of one) runs first: the lake as default catalog.
+SESSION = (f"USE {CATALOG}", "SET TimeZone = 'UTC'")
+# The lake's one-row ledger of write transactions. Each one updates it first, so any two that
+# overlap in time conflict and the later one replays on the newest snapshot: writes behave as if
+# taken in turns, as on the file. Without it, two inserts of the same key (a reference table's
+# first load, a new source loaded by two workers) would both commit, since appends never conflict.
+LEDGER = "lake_commits"
+LEDGER_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {LEDGER} (commits BIGINT NOT NULL)",
+    f"INSERT INTO {LEDGER} SELECT 0 WHERE NOT EXISTS (SELECT * FROM {LEDGER})",
+)
+CLAIM = f"UPDATE {LEDGER} SET commits = commits + 1"
 
 
 def is_lake(target: object) -> bool:
@@ -150,8 +166,8 @@ def _attach(url: str, read_only: bool, env: Mapping[str, str]) -> duckdb.DuckDBP
         suffix = f" ({', '.join(options)})" if options else ""
         # ATTACH takes no parameters; the URL is the user's own configuration, quoted as a literal.
         con.execute(f"ATTACH '{_literal(url)}' AS {CATALOG}{suffix}")
-        con.execute(f"USE {CATALOG}")
-        con.execute("SET TimeZone = 'UTC'")
+        for statement in SESSION:
+            con.execute(statement)
     except duckdb.Error as exc:
         con.close()
         if "duplicate key value" in str(exc) or "already exists" in str(exc):
@@ -388,14 +404,17 @@ class LakeConnection:
     """A writer's connection to the lake: a transaction that loses a conflict is replayed.
 
     Between `begin()` and `commit()` it keeps the transaction's statements (and the frames it
-    registered, in order). When the commit fails on a conflict, it rolls back, waits, and runs
+    registered, in order), the first of them the ledger's bump (`CLAIM`). When the commit fails on a conflict, it rolls back, waits, and runs
     them again on the newest snapshot, at most RETRIES more times; the statements then see the
     other writer's committed rows (an UPDATE closes the versions that are current now).
     A statement outside a transaction is retried alone. Anything else passes through.
     """
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, *, retries: int = RETRIES, sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, *, setup: Sequence[str] = (), retries: int = RETRIES, sleep: Callable[[float], None] = time.sleep
+    ):
         self._con = con
+        self._setup = tuple(setup)  # what a cursor runs before use (the session macros)
         self._journal: list[tuple[str, tuple[Any, ...]]] | None = None
         self.retries = retries
         self._sleep = sleep
@@ -404,6 +423,7 @@ class LakeConnection:
     def begin(self) -> LakeConnection:
         self._con.begin()
         self._journal = []
+        self.execute(CLAIM)
         return self
 
     def execute(self, query: str, parameters: Any = None) -> Any:
@@ -440,6 +460,7 @@ class LakeConnection:
                 self._abandon()
                 if not is_conflict(exc) or attempt == self.retries:
                     raise
+                log.info("lake commit lost a conflict, replaying (%d of %d): %s", attempt + 1, self.retries, str(exc).splitlines()[-1])
             self._sleep(backoff_s(attempt))
             self.replays += 1
             self._replay(journal)
@@ -466,11 +487,12 @@ class LakeConnection:
         self._con.rollback()
         return self
 
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        """A plain cursor on the lake, for reads (writes go through this connection)."""
+    def cursor(self) -> LakeConnection:
+        """A session of its own on the same attached lake (for another thread, or another write)."""
         cursor = self._con.cursor()
-        cursor.execute(f"USE {CATALOG}")
-        return cursor
+        for statement in (*SESSION, *self._setup):
+            cursor.execute(statement)
+        return LakeConnection(cursor, setup=self._setup, retries=self.retries, sleep=self._sleep)
 
     def close(self) -> None:
         self._con.close()

@@ -79,10 +79,25 @@ class OneLineErrors(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+def warehouse_target(value: str) -> Path | str:
+    """A DuckLake URL stays as typed (a Path would fold an object-store URL's slashes); else a file."""
+    from warehouse.lake import is_lake  # duckdb loads only for a command given a warehouse
+
+    return value if is_lake(value) else Path(value)
+
+
 # Options several commands take, defined once.
 DbOption = Annotated[
     Path | None,
-    typer.Option("--db", help="DuckDB file (default: $GPUCAT_DB or ./gpucat.duckdb).", show_default=False),
+    typer.Option(
+        "--db",
+        "--warehouse",
+        parser=warehouse_target,
+        metavar="PATH|URL",
+        help="DuckDB file, or the team warehouse's DuckLake URL (ducklake:postgres:...; README 'Scaling out'). "
+        "Default: $GPUCAT_WAREHOUSE, then $GPUCAT_DB, then ./gpucat.duckdb.",
+        show_default=False,
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
