@@ -78,9 +78,9 @@ def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: 
 
 
 def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """The lake attached; a writer gets it migrated, wrapped to replay a conflicting transaction.
+    """The lake attached (and for a writer migrated), wrapped to replay a conflicting transaction.
 
-    Macros are per session on a lake, so readers define them too.
+    Macros live in the session on a lake, so readers define them too, and so does every cursor.
     """
     con = lake.attach(url, read_only=read_only)
     try:
@@ -89,9 +89,8 @@ def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
             if pending:
                 hint = "is empty" if len(pending) == len(migration_files()) else f"needs migrations {', '.join(pending)}"
                 raise DatabaseMissing(f"the DuckLake warehouse {lake.describe(url)} {hint}; run `gpucat refresh` once")
-            run_script(con, SQL / "macros.sql", rewrite=lake.macro_statement)
-            return con
-        _migrate_lake(con)
+        else:
+            _migrate_lake(con)
         macros = [lake.macro_statement(s) for s in split_statements((SQL / "macros.sql").read_text(encoding="utf-8"))]
         for statement in macros:
             con.execute(statement)

@@ -52,6 +52,7 @@ MAX_BACKOFF_S = 2.0
 # holds the extension DuckDB calls postgres_scanner, and DuckDB finds an extension's entry
 # point from the file's name, so that one is loaded through a link with the right name.
 EXTENSIONS = {"postgres_scanner": ("duckdb_extension_postgres", "postgres"), "ducklake": ("duckdb_extension_ducklake", "ducklake")}
+OPTIONAL_EXTENSIONS = {"httpfs": ("duckdb_extension_httpfs", "httpfs")}
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -96,16 +97,28 @@ def data_path(env: Mapping[str, str] = os.environ) -> str | None:
 
 
 def extension_files(version: str = duckdb.__version__) -> dict[str, Path]:
-    """Extension name -> the file to LOAD, from the installed wheels of this DuckDB's version."""
+    """Extension name -> the file to LOAD, from the installed wheels of this DuckDB's version.
+
+    httpfs (object-store data paths) is loaded when its wheel is installed; it is not a dependency.
+    """
     found: dict[str, Path] = {}
-    for name, (package, stem) in EXTENSIONS.items():
-        spec = importlib_util.find_spec(package)
-        path = Path(next(iter(spec.submodule_search_locations))) / "extensions" / f"v{version}" / f"{stem}.duckdb_extension" if spec and spec.submodule_search_locations else None
-        if path is None or not path.is_file():
+    for name, (package, stem) in {**EXTENSIONS, **OPTIONAL_EXTENSIONS}.items():
+        path = _wheel_file(package, stem, version)
+        if path is None and name in OPTIONAL_EXTENSIONS:
+            continue
+        if path is None:
             wheel = package.replace("_", "-")
             raise GpucatError(f"the DuckLake warehouse needs the {wheel} package built for DuckDB {version}; run `uv sync` (pyproject.toml pins them)")
         found[name] = path if stem == name else _named_link(path, name)
     return found
+
+
+def _wheel_file(package: str, stem: str, version: str) -> Path | None:
+    spec = importlib_util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "extensions" / f"v{version}" / f"{stem}.duckdb_extension"
+    return path if path.is_file() else None
 
 
 def _named_link(target: Path, name: str) -> Path:
@@ -154,11 +167,13 @@ def _attach(url: str, read_only: bool, env: Mapping[str, str]) -> duckdb.DuckDBP
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         files = extension_files()
-        needed = ["ducklake"] + (["postgres_scanner"] if url[len(PREFIX):].startswith("postgres:") else [])
+        needed = ["ducklake"] + (["postgres_scanner"] if url[len(PREFIX):].startswith("postgres:") else []) + [n for n in OPTIONAL_EXTENSIONS if n in files]
         for name in needed:
             con.execute(f"LOAD '{_literal(str(files[name]))}'")
         options = []
         data = data_path(env)
+        if data and not read_only and "://" in data and "httpfs" not in files:
+            raise GpucatError(f"an object-store data path ({data}) needs DuckDB's httpfs extension: uv pip install duckdb-extension-httpfs=={duckdb.__version__}")
         if data and not read_only:
             options.append(f"DATA_PATH '{_literal(data)}'")
         if read_only:
@@ -168,6 +183,10 @@ def _attach(url: str, read_only: bool, env: Mapping[str, str]) -> duckdb.DuckDBP
         con.execute(f"ATTACH '{_literal(url)}' AS {CATALOG}{suffix}")
         for statement in SESSION:
             con.execute(statement)
+        # `gpucat sql` turns file access off (catalog.SANDBOX); the lake's own files stay readable.
+        row = con.execute(f"SELECT data_path FROM ducklake_settings('{CATALOG}')").fetchone()
+        if row and row[0]:
+            con.execute(f"SET allowed_directories = ['{_literal(row[0])}']")
     except duckdb.Error as exc:
         con.close()
         if "duplicate key value" in str(exc) or "already exists" in str(exc):

@@ -169,6 +169,23 @@ def test_a_refresh_loads_the_lake_as_it_loads_the_file(lake_url: str, tmp_path: 
     con.close()
 
 
+def test_reads_on_a_lake_work_as_on_the_file(lake_url: str, tmp_path: Path) -> None:
+    """A cursor is a session of its own (the lake is its default, the macros are there), and the
+    `gpucat sql` sandbox reads the lake's files while every other file stays shut."""
+    from gpucat.catalog import run_sql
+    from schemas.errors import QueryError
+
+    refresh(lake_url, SOURCES)
+    with db.connect(lake_url, read_only=True) as con, con.cursor() as cursor:
+        assert cursor.execute("SELECT count(*) FROM fit_offers(10, 1)").fetchone() == con.execute("SELECT count(*) FROM fit_offers(10, 1)").fetchone()
+    outside = tmp_path / "outside.csv"
+    outside.write_text("a\n1\n")
+    with db.connect(lake_url, read_only=True) as con:
+        assert run_sql(con, "SELECT count(*) > 0 FROM offers").rows == [(True,)]
+    with db.connect(lake_url, read_only=True) as con, pytest.raises(QueryError, match="disabled by configuration"):
+        run_sql(con, f"SELECT * FROM read_csv('{outside}')")
+
+
 def test_an_unchanged_replay_adds_no_versions_on_a_lake(lake_url: str) -> None:
     refresh(lake_url, SOURCES)
     count = "SELECT count(*) FROM offer_versions"
@@ -282,3 +299,15 @@ def test_retry_conflicts_passes_other_errors_at_once() -> None:
     with pytest.raises(duckdb.CatalogException):
         lake.retry_conflicts(broken, sleep=lambda s: None)
     assert len(calls) == 1
+
+
+def test_the_prefect_flow_refreshes_a_lake(lake_url: str) -> None:
+    """What a worker runs: the flow, given the lake's URL as its db_path."""
+    from flows.refresh import refresh as refresh_flow
+
+    state = refresh_flow(providers=SOURCES, replay_dir=str(FIXTURES), db_path=lake_url, return_state=True)
+    assert state.is_completed(), state.message
+    assert sorted(row["source"] for row in state.result()) == sorted(SOURCES)
+    with db.connect(lake_url, read_only=True) as con:
+        runs = con.execute("SELECT source, status, flow_run_id IS NOT NULL FROM scrape_runs ORDER BY source").fetchall()
+    assert runs == [(name, "ok", True) for name in sorted(SOURCES)]
