@@ -26,7 +26,7 @@ from typing import Any
 import duckdb
 
 from schemas.errors import DatabaseBusy, DatabaseMissing, GpucatError
-from warehouse import lake
+from warehouse import lake, lake_schema
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
@@ -91,7 +91,7 @@ def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
                 raise DatabaseMissing(f"the DuckLake warehouse {lake.describe(url)} {hint}; run `gpucat refresh` once")
         else:
             _migrate_lake(con)
-        macros = [lake.macro_statement(s) for s in split_statements((SQL / "macros.sql").read_text(encoding="utf-8"))]
+        macros = [lake_schema.macro_statement(s) for s in split_statements((SQL / "macros.sql").read_text(encoding="utf-8"))]
         for statement in macros:
             con.execute(statement)
         return lake.LakeConnection(con, setup=macros)  # type: ignore[return-value]  # quacks like a connection
@@ -108,7 +108,7 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
     """
     for attempt in range(lake.RETRIES + 1):
         try:
-            migrate(con, rewrite=lake.lake_statement)
+            migrate(con, rewrite=lake_schema.lake_statement)
             with transaction(con):
                 for statement in lake.LEDGER_SQL:
                     con.execute(statement)
@@ -120,9 +120,9 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
         time.sleep(lake.backoff_s(attempt))
 
 
-def lake_constraints() -> list[lake.Dropped]:
-    """The keys and checks the migrations declare that a lake cannot (checked by `lake.violations`)."""
-    return lake.dropped_constraints([s for f in migration_files() for s in split_statements(f.read_text(encoding="utf-8"))])
+def lake_constraints() -> list[lake_schema.Dropped]:
+    """The keys and checks the migrations declare that a lake cannot (checked by `lake_schema.violations`)."""
+    return lake_schema.dropped_constraints([s for f in migration_files() for s in split_statements(f.read_text(encoding="utf-8"))])
 
 
 def _open(target: Path, read_only: bool, deadline: float, wait_s: float) -> duckdb.DuckDBPyConnection:
@@ -273,10 +273,13 @@ def migrate(con: duckdb.DuckDBPyConnection, *, rewrite: Callable[[str], str] | N
     done = []
     for version in pending_migrations(con):
         with transaction(con):
-            # Touch the ledger first. On a lake, which has no key to refuse a second row for a
-            # version, two writers applying one migration at once then conflict on this table,
-            # and the loser starts over (a file has one writer at a time: this costs nothing).
+            # On a lake, which has no key to refuse a second row for a version, several writers
+            # may migrate at once (a file has one writer at a time: this costs it nothing). Each
+            # touches the ledger, so one that commits while another is mid-migration makes the
+            # other conflict and start over; one that committed earlier is seen here, and skipped.
             con.execute("UPDATE schema_migrations SET applied_at = applied_at")
+            if version in _applied(con):
+                continue
             run_script(con, MIGRATIONS / f"{version}.sql", rewrite=rewrite)
             con.execute("INSERT INTO schema_migrations VALUES ($v, now())", {"v": version})
         done.append(version)
@@ -323,7 +326,7 @@ def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any]) ->
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
             con.unregister("reference_frame")
         if isinstance(con, lake.LakeConnection):  # no PRIMARY KEY there: check the keys before the commit
-            broken = lake.violations(con, lake_constraints(), tables=set(frames))
+            broken = lake_schema.violations(con, lake_constraints(), tables=set(frames))
             if broken:
                 raise GpucatError("reference data breaks its keys: " + "; ".join(broken))
     return {table: frame.height for table, frame in frames.items()}

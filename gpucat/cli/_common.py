@@ -94,8 +94,7 @@ DbOption = Annotated[
         "--warehouse",
         parser=warehouse_target,
         metavar="PATH|URL",
-        help="DuckDB file, or the team warehouse's DuckLake URL (ducklake:postgres:...; README 'Scaling out'). "
-        "Default: $GPUCAT_WAREHOUSE, then $GPUCAT_DB, then ./gpucat.duckdb.",
+        help="DuckDB file, or a ducklake: URL (default: $GPUCAT_WAREHOUSE, $GPUCAT_DB, ./gpucat.duckdb).",
         show_default=False,
     ),
 ]

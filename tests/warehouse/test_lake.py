@@ -16,7 +16,7 @@ from gpucat import pipeline
 from schemas.errors import DatabaseMissing, GpucatError
 from scrapers import get_source
 from tests.conftest import FIXTURES
-from warehouse import db, lake
+from warehouse import db, lake, lake_schema
 
 SOURCES = ["aws-spot", "ecb-rates", "runpod-graphql"]
 
@@ -36,22 +36,22 @@ def lake_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         (
             "CREATE TABLE t (id VARCHAR PRIMARY KEY, n INTEGER NOT NULL)",
             "CREATE TABLE t (id VARCHAR NOT NULL, n INTEGER NOT NULL)",
-            [lake.Dropped("t", "key", "id")],
+            [lake_schema.Dropped("t", "key", "id")],
         ),
         (
             "CREATE TABLE t (\n    a VARCHAR NOT NULL,\n    b INTEGER,\n    PRIMARY KEY (a, b)\n)",
             "CREATE TABLE t (\n    a VARCHAR NOT NULL,\n    b INTEGER NOT NULL\n)",
-            [lake.Dropped("t", "key", "a, b")],
+            [lake_schema.Dropped("t", "key", "a, b")],
         ),
         (
             "CREATE TABLE t (s VARCHAR NOT NULL CHECK (s IN ('ok', 'failed')), n INTEGER DEFAULT 0)",
             "CREATE TABLE t (s VARCHAR NOT NULL, n INTEGER DEFAULT 0)",
-            [lake.Dropped("t", "check", "s IN ('ok', 'failed')")],
+            [lake_schema.Dropped("t", "check", "s IN ('ok', 'failed')")],
         ),
         (
             "CREATE TABLE IF NOT EXISTS t (v VARCHAR UNIQUE, w VARCHAR, CONSTRAINT c CHECK (length(w) > 0))",
             "CREATE TABLE IF NOT EXISTS t (v VARCHAR, w VARCHAR)",
-            [lake.Dropped("t", "key", "v"), lake.Dropped("t", "check", "length(w) > 0")],
+            [lake_schema.Dropped("t", "key", "v"), lake_schema.Dropped("t", "check", "length(w) > 0")],
         ),
         (  # a keyword inside a string or a default is data, not a constraint
             "CREATE TABLE t (note VARCHAR DEFAULT 'UNIQUE, PRIMARY KEY (x)', k VARCHAR)",
@@ -62,8 +62,8 @@ def lake_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         ("CREATE VIEW v AS SELECT 1 AS unique_id", "CREATE VIEW v AS SELECT 1 AS unique_id", []),
     ],
 )
-def test_portable_sql_drops_only_the_constraints(statement: str, portable: str, dropped: list[lake.Dropped]) -> None:
-    assert lake.portable_sql(statement) == (portable, dropped)
+def test_portable_sql_drops_only_the_constraints(statement: str, portable: str, dropped: list[lake_schema.Dropped]) -> None:
+    assert lake_schema.portable_sql(statement) == (portable, dropped)
 
 
 def test_the_lake_lacks_exactly_these_constraints() -> None:
@@ -83,7 +83,7 @@ def test_the_lake_lacks_exactly_these_constraints() -> None:
 
 
 def test_macros_become_session_macros() -> None:
-    assert lake.macro_statement("CREATE OR REPLACE MACRO f(x) AS x + 1") == "CREATE OR REPLACE TEMP MACRO f(x) AS x + 1"
+    assert lake_schema.macro_statement("CREATE OR REPLACE MACRO f(x) AS x + 1") == "CREATE OR REPLACE TEMP MACRO f(x) AS x + 1"
 
 
 # --- opening a lake -------------------------------------------------------------------------
@@ -137,6 +137,17 @@ def test_migrations_make_the_same_schema_as_the_file(lake_url: str, tmp_path: Pa
     con.close()
 
 
+def test_a_migration_another_writer_applied_meanwhile_is_skipped(lake_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer's list of pending migrations may be stale by the time it applies one: it checks again inside."""
+    db.connect(lake_url).close()
+    raw = lake.attach(lake_url)
+    stale = "006_scrape_runs_rows_skipped"  # idempotent (ADD COLUMN IF NOT EXISTS): nothing else would stop it
+    monkeypatch.setattr(db, "pending_migrations", lambda con: [stale])
+    assert db.migrate(raw, rewrite=lake_schema.lake_statement) == []
+    assert raw.execute("SELECT count(*) FROM schema_migrations WHERE version = $v", {"v": stale}).fetchone() == (1,)
+    raw.close()
+
+
 def test_a_reader_of_a_lake_that_needs_migrations_is_told(lake_url: str) -> None:
     con = db.connect(lake_url)
     con.execute("DELETE FROM schema_migrations WHERE version = $v", {"v": db.migration_files()[-1].stem})
@@ -165,7 +176,7 @@ def test_a_refresh_loads_the_lake_as_it_loads_the_file(lake_url: str, tmp_path: 
     assert len(expected) > 0
     # macros work on a lake session too
     assert con.execute("SELECT count(*) FROM fit_offers(10, 1)").fetchone()[0] > 0
-    assert lake.violations(con, db.lake_constraints()) == []
+    assert lake_schema.violations(con, db.lake_constraints()) == []
     con.close()
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, ROOT
-from warehouse import db, lake
+from warehouse import db, lake, lake_schema
 
 # Two processes, different sources, different providers: each writes offer_versions,
 # scrape_runs, rejected_rows and source_validators, so their commits do conflict.
@@ -130,7 +130,7 @@ def test_two_refreshes_at_once_while_reading(postgres: dict[str, object], tmp_pa
     runs = con.execute("SELECT source, status FROM scrape_runs ORDER BY source").fetchall()
     assert runs == sorted((name, "ok") for name in FIRST + SECOND)
     lake_offers = con.execute("SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY ALL").fetchall()
-    assert lake.violations(con, db.lake_constraints()) == []
+    assert lake_schema.violations(con, db.lake_constraints()) == []
     con.close()
 
     # The same sources refreshed one after the other into a DuckDB file hold the same current offers.
@@ -157,19 +157,22 @@ def test_the_cli_reads_the_lake(postgres: dict[str, object], tmp_path: Path) -> 
     assert '"runpod"' in offers.stdout
 
 
-def test_two_writers_creating_one_lake_take_turns(postgres: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Both find the lake empty and migrate at once: the loser starts over and finds the work done."""
-    url = new_database(postgres, "fresh")
+@pytest.mark.parametrize("round_", range(3))
+def test_writers_creating_one_lake_take_turns(postgres: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, round_: int) -> None:
+    """Several find the lake empty and migrate at once: each migration is applied exactly once."""
+    url = new_database(postgres, f"fresh{round_}")
     monkeypatch.setenv(lake.DATA_ENV, str(tmp_path / "lake-data"))
     errors: list[str] = []
+    start = threading.Barrier(4)
 
     def open_and_close() -> None:
         try:
+            start.wait(timeout=60)
             db.connect(url).close()
         except Exception as exc:  # noqa: BLE001
             errors.append(f"{type(exc).__name__}: {exc}")
 
-    threads = [threading.Thread(target=open_and_close) for _ in range(3)]
+    threads = [threading.Thread(target=open_and_close) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -177,4 +180,5 @@ def test_two_writers_creating_one_lake_take_turns(postgres: dict[str, object], t
     assert errors == []
     con = db.connect(url, read_only=True)
     assert [v for (v,) in con.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()] == [f.stem for f in db.migration_files()]
+    assert con.execute(f"SELECT count(*) FROM {lake.LEDGER}").fetchone()[0] >= 1
     con.close()
