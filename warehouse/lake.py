@@ -28,6 +28,7 @@ import logging
 import os
 import random
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -121,22 +122,29 @@ def _wheel_file(package: str, stem: str, version: str) -> Path | None:
 
 
 def _named_link(target: Path, name: str) -> Path:
-    """A link `<name>.duckdb_extension` to `target` in a cache folder (made once, then reused)."""
+    """`<name>.duckdb_extension` in a cache folder: a link to `target`, or a copy where links are
+    not allowed (Windows without the privilege); made once, then reused."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpucat" / "duckdb-extensions" / target.parent.name
-    for folder in (base, Path(tempfile.gettempdir()) / f"gpucat-duckdb-extensions-{os.getuid() if hasattr(os, 'getuid') else 0}" / target.parent.name):
+    for folder in (base, Path(tempfile.gettempdir()) / f"gpucat-duckdb-extensions-{uid}" / target.parent.name):
         link = folder / f"{name}.duckdb_extension"
         try:
             if link.is_symlink() and Path(os.readlink(link)) == target:
                 return link
+            if link.is_file() and not link.is_symlink() and link.stat().st_size == target.stat().st_size:
+                return link
             folder.mkdir(parents=True, exist_ok=True)
-            staging = folder / f".{name}.{os.getpid()}.link"
+            staging = folder / f".{name}.{os.getpid()}.tmp"
             staging.unlink(missing_ok=True)
-            staging.symlink_to(target)
-            os.replace(staging, link)  # atomic: a concurrent process sees the old link or the new one
+            try:
+                staging.symlink_to(target)
+            except OSError:
+                shutil.copyfile(target, staging)
+            os.replace(staging, link)  # atomic: a concurrent process sees the old file or the new one
             return link
         except OSError:
             continue
-    raise GpucatError(f"cannot make a link to {target} in {base} or the temp folder")
+    raise GpucatError(f"cannot place {name}.duckdb_extension (from {target}) in {base} or the temp folder")
 
 
 # --- opening ------------------------------------------------------------------------------

@@ -101,6 +101,24 @@ def test_extensions_load_from_the_installed_wheels_with_downloads_off(lake_url: 
     con.close()
 
 
+def test_the_postgres_extension_gets_its_real_name_by_link_or_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wheel_file = tmp_path / "wheel" / "v1.5.5" / "postgres.duckdb_extension"
+    wheel_file.parent.mkdir(parents=True)
+    wheel_file.write_bytes(b"extension bytes")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    linked = lake._named_link(wheel_file, "postgres_scanner")
+    assert linked.name == "postgres_scanner.duckdb_extension" and linked.is_symlink() and linked.read_bytes() == b"extension bytes"
+    assert lake._named_link(wheel_file, "postgres_scanner") == linked  # reused
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-links"))
+
+    def refuse(self, target):  # noqa: ANN001 - Windows without the symlink privilege
+        raise OSError("symbolic links are not allowed")
+
+    monkeypatch.setattr(Path, "symlink_to", refuse)
+    copied = lake._named_link(wheel_file, "postgres_scanner")
+    assert not copied.is_symlink() and copied.read_bytes() == b"extension bytes"
+
+
 def test_target_resolution_prefers_the_warehouse(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUCAT_DB", "file.duckdb")
     assert db.db_path() == Path("file.duckdb")
