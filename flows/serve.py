@@ -10,6 +10,7 @@ server on import would start one per run.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpucat.schedules import Group, config_path, load_groups, select_groups
@@ -30,7 +31,27 @@ def deployment_parameters(group: Group, replay_dir: Path | None = None, db_path:
     }
 
 
-def deployments(groups: list[Group], *, every: float | None = None, replay_dir: Path | None = None, db_path: Path | None = None) -> list:
+@dataclass(frozen=True)
+class DaskCluster:
+    """Where served runs send their steps: the scheduler at `address`, else a local cluster per run."""
+
+    address: str | None = None
+    workers: int | None = None
+
+    def environ(self) -> dict[str, str]:
+        """What `flows/refresh_dask.py` reads in each run's process (runs inherit this one's environment)."""
+        from flows.runners import ADDRESS_ENV, WORKERS_ENV
+
+        return {ADDRESS_ENV: self.address or "", WORKERS_ENV: str(self.workers or "")}
+
+
+# The same flow with a Dask task runner (its cluster read from the environment at import).
+DASK_ENTRYPOINT = "flows.refresh_dask.refresh"
+
+
+def deployments(
+    groups: list[Group], *, every: float | None = None, replay_dir: Path | None = None, db_path: Path | None = None, dask: bool = False
+) -> list:
     """A runner deployment per group: its cron schedule, or every `every` seconds for all."""
     from prefect.deployments.runner import EntrypointType
 
@@ -49,6 +70,8 @@ def deployments(groups: list[Group], *, every: float | None = None, replay_dir: 
                 **schedule,
             )
         )
+        if dask:  # runs load the flow from the entrypoint: the Dask one, same name and parameters
+            out[-1].entrypoint = DASK_ENTRYPOINT
     return out
 
 
@@ -66,6 +89,7 @@ def serve(
     db_path: Path | None = None,
     groups: list[str] | None = None,
     limit: int | None = None,
+    dask: DaskCluster | None = None,
 ) -> None:
     """Register every group's deployment on the Prefect API and run their runs until interrupted."""
     from prefect import serve as prefect_serve
@@ -79,7 +103,13 @@ def serve(
     chosen = select_groups(load_groups(config), groups)
     # Runs are subprocesses of this one: they read the same schedules file (freshness budgets).
     os.environ["GPUCAT_SCHEDULES"] = str(config_path(config).resolve())
-    prefect_serve(*deployments(chosen, every=every, replay_dir=replay_dir, db_path=db_path), limit=limit)
+    if dask is not None:
+        from flows.runners import dask_task_runner
+
+        dask_task_runner(dask.address, dask.workers)  # prefect-dask installed, sizes valid: fail now, not per run
+        os.environ.update(dask.environ())
+    served = deployments(chosen, every=every, replay_dir=replay_dir, db_path=db_path, dask=dask is not None)
+    prefect_serve(*served, limit=limit)
 
 
 def main() -> None:

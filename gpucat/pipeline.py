@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ from schemas import egress_terms, storage_terms
 from schemas import providers as provider_terms
 from schemas.model_archs import ModelArchRow
 from schemas.reference import GPU_MODELS_CSV
-from schemas.validate import Validated, validate
+from schemas.validate import Validated, validate, validate_each
 from scrapers import all_sources
 from schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
 from scrapers.base import Source, parse_pages
@@ -168,12 +170,55 @@ def with_prerequisites(sources: Sequence[Source], rates: Mapping[str, ExchangeRa
 def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> SourceBatch:
     """One validated batch per table the source fills; rejections from parsing ride along."""
     report(source.name, "validating")
+    return _source_batch(source, items, pages, {table: validate(table, _records(items, table)) for table in source.tables})
+
+
+def validate_sources(parsed: Sequence[tuple[Source, Sequence[ParseItem], int]]) -> list[SourceBatch | Exception]:
+    """`validate_source` of every (source, items, pages), with one pandera pass per table for all.
+
+    Each source gets exactly the batch (or the error) `validate_source` would give it alone;
+    a source whose batch fails as a whole fails by itself (schemas.validate.validate_each).
+    """
+    for source, _, _ in parsed:
+        report(source.name, "validating")
+    tables = list(dict.fromkeys(table for source, _, _ in parsed for table in source.tables))
+    checked: list[dict[str, Validated | Exception]] = [{} for _ in parsed]
+    for table in tables:
+        fill = [n for n, (source, _, _) in enumerate(parsed) if table in source.tables]
+        groups = [_records(parsed[n][1], table) for n in fill]
+        try:
+            results: list[Validated | Exception] = list(validate_each(table, groups))
+        except Exception:  # noqa: BLE001 - not the data's fault: let each source meet it alone
+            results = [_validate_alone(table, group) for group in groups]
+        for n, result in zip(fill, results, strict=True):
+            checked[n][table] = result
+    out: list[SourceBatch | Exception] = []
+    for (source, items, pages), results in zip(parsed, checked, strict=True):
+        try:
+            with secrets_redacted():
+                error = next((results[t] for t in source.tables if isinstance(results[t], Exception)), None)
+                if error is not None:
+                    raise error
+                out.append(_source_batch(source, items, pages, results))  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - one source's failure is its own
+            out.append(exc)
+    return out
+
+
+def _validate_alone(table: str, records: Sequence[ParseItem]) -> Validated | Exception:
+    try:
+        return validate(table, records)
+    except Exception as exc:  # noqa: BLE001 - the source's own failure, recorded on its run
+        return exc
+
+
+def _records(items: Sequence[ParseItem], table: str) -> list[ParseItem]:
+    return [item for item in items if not isinstance(item, (Rejected, Skipped)) and item.table == table]
+
+
+def _source_batch(source: Source, items: Sequence[ParseItem], pages: int, validated: Mapping[str, Validated]) -> SourceBatch:
     earlier = [item for item in items if isinstance(item, Rejected)]
-    batches = []
-    for table in source.tables:
-        records = [item for item in items if not isinstance(item, Rejected) and item.table == table]
-        batch = validate(table, records)
-        batches.append(Validated(table, batch.frame, [r for r in earlier if r.table == table] + batch.rejected))
+    batches = [Validated(table, validated[table].frame, [r for r in earlier if r.table == table] + validated[table].rejected) for table in source.tables]
     stray = [r for r in earlier if r.table not in source.tables]
     batches[0].rejected.extend(stray)
     return SourceBatch(batches, pages, skipped=sum(item.count for item in items if isinstance(item, Skipped)))
@@ -213,19 +258,94 @@ def record_unchanged(con: duckdb.DuckDBPyConnection, run: RunRecord, source: Sou
     return run
 
 
+@dataclass
+class Prepared:
+    """A source fetched and parsed with the warehouse closed: everything its load needs.
+
+    Exactly one of `items` (parsed), `unchanged` (the provider said so) or `error` is set.
+    """
+
+    source: Source
+    run: RunRecord
+    items: list[ParseItem] | None = None
+    pages: int = 0
+    seen: Validators | None = None  # this fetch's validators, stored once the load is ok
+    unchanged: SourceUnchanged | None = None
+    error: BaseException | None = None
+
+
+def prepare_source(source: Source, options: FetchOptions, previous: Validators | None, rates: ExchangeRates = NO_RATES, run: RunRecord | None = None) -> Prepared:
+    """Fetch and parse one source; never opens the warehouse, never raises (a failure rides along)."""
+    run = run or new_run(source)
+    try:
+        pages, seen = fetch_source_since(source, options, previous)
+    except SourceUnchanged as unchanged:
+        return Prepared(source, run, unchanged=unchanged)
+    except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
+        return Prepared(source, run, error=exc)
+    try:
+        return Prepared(source, run, items=parse_source(source, pages, rates), pages=len(pages), seen=seen)
+    except Exception as exc:  # noqa: BLE001
+        return Prepared(source, run, error=exc)
+
+
+def load_prepared(writer: db.Writer, ready: Sequence[Prepared], *, read_rates: bool = False) -> tuple[list[RunRecord], dict[str, ExchangeRate] | None]:
+    """Validate the ready sources together, then load them in one opening of the warehouse.
+
+    Validation runs before the file opens. Each source still loads (or records its failure or
+    its `unchanged` run) in its own transaction, as `load_source` promises, and the validators
+    of the sources that loaded are stored in one more. With `read_rates`, the exchange rates as
+    they stand after these loads come back too. When the file cannot be opened, every run
+    says why it was not recorded.
+    """
+    parsed = [p for p in ready if p.items is not None]
+    batches = dict(zip(map(id, parsed), validate_sources([(p.source, p.items or [], p.pages) for p in parsed]), strict=True))
+    runs: list[RunRecord] = []
+    rates = None
+    try:
+        with writer.open() as con:
+            seen: list[tuple[str, Validators, str]] = []
+            for p in ready:
+                runs.append(_load_one(con, p, batches.get(id(p))))
+                if p.seen is not None and p.run.status == "ok":
+                    seen.append((p.source.name, p.seen, p.run.run_id))
+            with _WRITE_LOCK:
+                validators.save_all(con, seen)
+            if read_rates:
+                rates = exchange_rates(con)
+    except DatabaseBusy as busy:
+        for p in ready[len(runs):]:
+            batch = batches.get(id(p))
+            runs.append(_not_recorded(p.run, p.error or (batch if isinstance(batch, Exception) else busy), busy))
+    return runs, rates
+
+
+def _load_one(con: duckdb.DuckDBPyConnection, prepared: Prepared, batch: SourceBatch | Exception | None) -> RunRecord:
+    run = prepared.run
+    try:
+        if prepared.unchanged is not None:
+            return record_unchanged(con, run, prepared.source, prepared.unchanged)
+        if prepared.error is not None:
+            raise prepared.error
+        if isinstance(batch, Exception):
+            raise batch
+        assert batch is not None
+        return load_batches(con, run, batch)
+    except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
+        return record_outcome(con, run, exc)
+
+
 def refresh_source(
     warehouse: db.Writer | duckdb.DuckDBPyConnection,
     source: Source,
     options: FetchOptions,
     flow_run_id: str | None = None,
     rates: ExchangeRates = NO_RATES,
-    seen: list[tuple[str, Validators, str]] | None = None,
 ) -> RunRecord:
     """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised.
 
-    Only short writes open the warehouse (the validators read, the load, the failure record), so
-    a slow fetch locks out no reader. The validators of a successful load are stored at once, or
-    appended to `seen` for the caller to store with the others (one commit for all).
+    Only short writes open the warehouse (the validators read, then the load with the
+    validators' save), so a slow fetch locks out no reader.
     """
     writer = db.Writer.of(warehouse)
     run = new_run(source, flow_run_id)
@@ -234,23 +354,9 @@ def refresh_source(
         if options.record_dir is None:  # a recording fetches in full: a capture must hold every body
             with writer.open() as con:
                 previous = validators.load(con, source.name)
-        try:
-            pages, now_seen = fetch_source_since(source, options, previous)
-        except SourceUnchanged as unchanged:
-            with writer.open() as con:
-                return record_unchanged(con, run, source, unchanged)
-        batch = validate_source(source, parse_source(source, pages, rates), len(pages))
-        with writer.open() as con:
-            run = load_batches(con, run, batch)
-            if now_seen is not None and run.status == "ok":
-                if seen is not None:
-                    seen.append((source.name, now_seen, run.run_id))
-                else:
-                    with _WRITE_LOCK:
-                        validators.save_all(con, [(source.name, now_seen, run.run_id)])
-            return run
-    except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
+    except Exception as exc:  # noqa: BLE001
         return record_outcome_in(writer, run, exc)
+    return load_prepared(writer, [prepare_source(source, options, previous, rates, run)])[0][0]
 
 
 def record_outcome_in(writer: db.Writer, run: RunRecord, error: BaseException) -> RunRecord:
@@ -259,31 +365,61 @@ def record_outcome_in(writer: db.Writer, run: RunRecord, error: BaseException) -
         with writer.open() as con:
             return record_outcome(con, run, error)
     except DatabaseBusy as busy:
-        run.status, run.error = "failed", redact(f"{type(error).__name__}: {error}; not recorded: {busy}", known_secrets())
-        run.finished_at = run.finished_at or datetime.now(UTC)
-        report(run.source, "failed", run.error)
-        return run
+        return _not_recorded(run, error, busy)
+
+
+def _not_recorded(run: RunRecord, error: BaseException, busy: DatabaseBusy) -> RunRecord:
+    run.status, run.error = "failed", redact(f"{type(error).__name__}: {error}; not recorded: {busy}", known_secrets())
+    run.finished_at = run.finished_at or datetime.now(UTC)
+    report(run.source, "failed", run.error)
+    return run
 
 
 def refresh_sources(
     warehouse: db.Writer | duckdb.DuckDBPyConnection, sources: Sequence[Source], options: FetchOptions, max_workers: int = 4
 ) -> list[RunRecord]:
-    """Every source's chain, concurrently, in this process (no Prefect): the same steps the flow wires."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Every source's chain in this process (no Prefect): the same steps the flow wires.
 
+    Sources fetch and parse concurrently with the warehouse closed. Whatever is ready is then
+    validated together and loaded in one opening of the file (each source in its own
+    transaction), which closes again until more is ready: a refresh opens the file a few times,
+    not a few times per source, and readers get in between those bursts.
+    """
     writer = db.Writer.of(warehouse)
     with writer.open() as con:
         load_reference(con)
-    runs: list[RunRecord] = []
-    seen: list[tuple[str, Validators, str]] = []
-    for phase in phases(sources):
-        with writer.open() as con:
-            rates = exchange_rates(con)
-        with ThreadPoolExecutor(max_workers=max_workers) as pool:
-            runs.extend(pool.map(lambda source: refresh_source(writer, source, options, rates=rates, seen=seen), phase))
-    with writer.open() as con:
-        validators.save_all(con, seen)
-    return runs
+        previous = validators.load_all(con) if options.record_dir is None else {}  # a recording fetches in full
+        rates = exchange_rates(con)
+    runs: dict[str, RunRecord] = {}
+    with ThreadPoolExecutor(max_workers=max_workers) as pool:
+        for phase in phases(sources):
+            order = {source.name: n for n, source in enumerate(phase)}
+            pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates) for source in phase}
+            while pending:
+                done, pending = _gather(pending)
+                ready = sorted((f.result() for f in done), key=lambda p: order[p.source.name])  # a burst loads in a stable order
+                loaded, now = load_prepared(writer, ready, read_rates=not pending)
+                runs.update((run.source, run) for run in loaded)
+                rates = now if now is not None else rates
+    return [runs[source.name] for phase in phases(sources) for source in phase]
+
+
+# A burst waits for sources that finish close behind the first: replayed sources finish within
+# milliseconds of each other and load in one burst; live ones, seconds apart, each in their own.
+GATHER_GAP_S = 0.05
+GATHER_MAX_S = 1.0
+
+
+def _gather(pending: set[Future[Prepared]]) -> tuple[set[Future[Prepared]], set[Future[Prepared]]]:
+    """(done, still pending): at least one finished preparation, and those that finish soon after it."""
+    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+    deadline = time.monotonic() + GATHER_MAX_S
+    while pending and time.monotonic() < deadline:
+        more, pending = wait(pending, timeout=GATHER_GAP_S, return_when=FIRST_COMPLETED)
+        if not more:
+            break
+        done |= more
+    return done, pending
 
 
 def refresh_catalog(db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:

@@ -39,6 +39,9 @@ def check_names(kind: str, names: Iterable[str], known: Iterable[str], *, show_a
 
 
 def check_providers(names: Iterable[str]) -> None:
+    names = list(names)
+    if not names:  # nothing to check: spare a read command importing every scraper (and bs4)
+        return
     from scrapers import all_sources
 
     offering = {s.provider for s in all_sources().values() if "offers" in s.tables}
@@ -54,6 +57,9 @@ def check_sources_or_providers(names: Iterable[str]) -> None:
 
 def check_gpus(names: Iterable[str]) -> None:
     """A canonical model (H100-SXM) or a family (H100), any case."""
+    names = list(names)
+    if not names:
+        return
     from schemas.reference import gpu_models
 
     models = gpu_models().values()

@@ -117,7 +117,33 @@ def read_manifest(root: Path) -> list[CaptureEntry]:
     files = manifest_files(root)
     if not files:
         raise UserInputError(f"{root} is not a capture directory (no {MANIFEST})")
-    return [entry for path in files for entry in _read_manifest_file(path)]
+    return list(_index(files)[0])
+
+
+# Parsed manifests by their files' paths and bytes: every source of a replayed refresh builds its
+# own transport over the same capture, and parsing its hundreds of entries (redacting and resolving
+# each) again per source cost more than the sources' own parsing. Keyed on content, never stale.
+_INDEXES: dict[str, tuple[list[CaptureEntry], dict[tuple[str, str, str | None], CaptureEntry]]] = {}
+_INDEXES_LOCK = threading.Lock()
+
+
+def _index(files: list[Path]) -> tuple[list[CaptureEntry], dict[tuple[str, str, str | None], CaptureEntry]]:
+    """The entries of these manifest files, and the replay lookup over them (the latest entry wins)."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.resolve()).encode() + b"\0" + path.read_bytes() + b"\0")
+    key = digest.hexdigest()
+    with _INDEXES_LOCK:
+        cached = _INDEXES.get(key)
+    if cached is not None:
+        return cached
+    entries = [entry for path in files for entry in _read_manifest_file(path)]
+    lookup = {(entry.method, match_url(entry.url), entry.request_body_sha256): entry for entry in entries}
+    with _INDEXES_LOCK:
+        if len(_INDEXES) > 16:  # a long-lived process replaying many captures
+            _INDEXES.clear()
+        _INDEXES[key] = (entries, lookup)
+    return entries, lookup
 
 
 def _read_manifest_file(path: Path) -> list[CaptureEntry]:
@@ -152,9 +178,10 @@ class ReplayTransport(httpx.BaseTransport):
     """Serves captured responses. Unknown requests raise `ReplayMiss`; edited bodies are refused."""
 
     def __init__(self, root: Path):
-        self._entries: dict[tuple[str, str, str | None], CaptureEntry] = {}
-        for entry in read_manifest(root):
-            self._entries[(entry.method, match_url(entry.url), entry.request_body_sha256)] = entry
+        files = manifest_files(root)
+        if not files:
+            raise UserInputError(f"{root} is not a capture directory (no {MANIFEST})")
+        self._entries = _index(files)[1]  # shared between transports: read only
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()

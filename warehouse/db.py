@@ -214,6 +214,20 @@ class Writer:
         if self._owned:  # nothing to reopen: an in-memory database lives as long as its connection
             self.con = connect(self.path)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A Writer travels to task-runner workers in other processes (Dask) as its path; each copy
+        # gets its own thread lock, and the `<db>.writer` file lock still serializes the processes.
+        # A lake Writer travels as its URL: each process attaches the lake itself.
+        if isinstance(self.path, str):
+            return {k: v for k, v in self.__dict__.items() if k != "_lock"} | {"con": None, "_owned": False}
+        if self.con is not None:
+            raise TypeError("a Writer on an open connection cannot move to another process; give it a file path")
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     def close(self) -> None:
         if self._owned and self.con is not None:
             self.con.close()

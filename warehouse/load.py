@@ -54,16 +54,11 @@ class RunRecord:
     rejected: list[Rejected] = field(default_factory=list)
 
 
-def previous_ok_rows(con: duckdb.DuckDBPyConnection, source: str) -> int | None:
-    row = con.execute(query_sql("previous_ok_run"), {"source": source}).fetchone()
-    return None if row is None else int(row[0])
-
-
-def check_batch(con: duckdb.DuckDBPyConnection, source: str, rows_valid: int) -> None:
+def check_batch(source: str, rows_valid: int, last_good: quarantine.LastGood | None) -> None:
     """Zero rows, or fewer than half the last good run's, fail the source."""
     if rows_valid == 0:
         raise BatchRejected(f"{source}: no valid rows; keeping the previous data")
-    previous = previous_ok_rows(con, source)
+    previous = last_good.rows_valid if last_good else None
     if previous and rows_valid < MIN_ROW_RATIO * previous:
         raise BatchRejected(
             f"{source}: {rows_valid} valid rows is under {MIN_ROW_RATIO:.0%} of the last good run's {previous}; keeping the previous data"
@@ -81,8 +76,9 @@ def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequenc
     run.rows_valid = sum(b.frame.height for b in batches)
     run.rejected.extend(r for b in batches for r in b.rejected)
     run.rows_rejected = len(run.rejected)
-    check_batch(con, run.source, run.rows_valid)
-    verdict = quarantine.inspect(con, run.source, batches)
+    last_good = quarantine.last_good_run(con, run.source)
+    check_batch(run.source, run.rows_valid, last_good)
+    verdict = quarantine.inspect(con, run.source, batches, last_good)
     if verdict.reasons:
         run.error = "quarantined: " + "; ".join(verdict.reasons)
         with transaction(con):
@@ -144,15 +140,25 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
     )
     if batch.table == "offers":  # an offer missing from a good batch is delisted, not dropped
         sql = query_sql("delist_offers").format(key_match=key_match) + ";\n" + sql
+    statements = split_statements(sql)
+    if not _has_current(con, versions, run.source):
+        # Nothing of this source to close, delist or touch (every content hash includes its
+        # `source`): only the last statement, the INSERT of new versions, can change anything.
+        statements = statements[-1:]
     con.register("staged", staged)
     con.register("kept", kept_keys(batch))
     try:
-        for statement in split_statements(sql):
+        for statement in statements:
             used = set(re.findall(r"\$(\w+)", statement))
             con.execute(statement, {k: v for k, v in params.items() if k in used})
     finally:
         con.unregister("staged")
         con.unregister("kept")
+
+
+def _has_current(con: duckdb.DuckDBPyConnection, versions: str, source: str) -> bool:
+    [(exists,)] = con.execute(query_sql("source_has_current").format(versions=versions), {"source": source}).fetchall()
+    return bool(exists)
 
 
 def kept_keys(batch: Validated) -> pl.DataFrame:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from statistics import median
-from typing import Any
+from typing import Any, NamedTuple
 
 import duckdb
 import polars as pl
@@ -63,8 +63,22 @@ class Verdict:
     batches: list[Validated]  # implausible rows moved to `rejected`
 
 
-def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Validated]) -> Verdict:
-    """Run every check over a source's validated batches against the warehouse as it stands."""
+class LastGood(NamedTuple):
+    """Row counts of a source's most recent successful run."""
+
+    rows_valid: int
+    rows_fetched: int
+    rows_rejected: int
+
+
+def last_good_run(con: duckdb.DuckDBPyConnection, source: str) -> LastGood | None:
+    rows = con.execute(query_sql("previous_ok_run"), {"source": source}).fetchall()
+    return LastGood(*rows[0]) if rows else None
+
+
+def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Validated], last_good: LastGood | None) -> Verdict:
+    """Run every check over a source's validated batches against the warehouse as it stands
+    (`last_good`: `last_good_run(con, source)`, which the load's own checks read too)."""
     reasons: list[str] = []
     checked: list[Validated] = []
     rejected = sum(len(b.rejected) for b in batches)
@@ -74,14 +88,14 @@ def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Valid
             checked.append(batch)
             continue
         current = _rows(con, "source_current_offers", {"source": source})
-        last_good = {(row["provider"], row["offer_id"]): row["usd_per_gpu_hour"] for row in current}
-        plausible, implausible = split_implausible(batch, catalog_medians(con), last_good)
+        last_prices = {(row["provider"], row["offer_id"]): row["usd_per_gpu_hour"] for row in current}
+        plausible, implausible = split_implausible(batch, catalog_medians(con), last_prices)
         if len(implausible) > MAX_IMPLAUSIBLE_SHARE * batch.frame.height:
             reasons.append(f"{len(implausible)} of {batch.frame.height} offers have implausible prices, e.g. {implausible[0].reasons[0]}")
         reasons.extend(median_moves(batch.frame, current))
         reasons.extend(lost_rows(batch, current))
         checked.append(plausible)
-    limit = rejected_share_limit(con, source)
+    limit = rejected_share_limit(last_good)
     if total and rejected / total > limit:
         reasons.append(f"{rejected} of {total} rows rejected ({rejected / total:.0%}), over the {limit:.0%} limit")
     return Verdict(reasons, checked)
@@ -161,11 +175,10 @@ def lost_rows(batch: Validated, current: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def rejected_share_limit(con: duckdb.DuckDBPyConnection, source: str) -> float:
-    row = con.execute(query_sql("previous_ok_run"), {"source": source}).fetchone()
-    if row is None or not row[1]:
+def rejected_share_limit(last_good: LastGood | None) -> float:
+    if last_good is None or not last_good.rows_fetched:
         return REJECTED_SHARE_FIRST_RUN
-    return max(REJECTED_SHARE_FLOOR, row[2] / row[1] + REJECTED_SHARE_RISE)
+    return max(REJECTED_SHARE_FLOOR, last_good.rows_rejected / last_good.rows_fetched + REJECTED_SHARE_RISE)
 
 
 # --- keeping and reading back quarantined batches ---------------------------------------------

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 import duckdb
+import polars as pl
 
 from scrapers.conditional import Validators
 from warehouse.db import query_sql, transaction
@@ -21,12 +22,30 @@ def load(con: duckdb.DuckDBPyConnection, source: str) -> Validators | None:
     return None if row is None else Validators(*row)
 
 
+def load_all(con: duckdb.DuckDBPyConnection) -> dict[str, Validators]:
+    """Source -> its validators, for every source that has some (one query for a whole refresh)."""
+    return {row[0]: Validators(*row[1:]) for row in con.execute(query_sql("all_source_validators")).fetchall()}
+
+
 def save_all(con: duckdb.DuckDBPyConnection, seen: Sequence[tuple[str, Validators, str]]) -> None:
     """Store (source, validators, run_id) of successful loads, in one transaction (one commit)."""
     if not seen:
         return
-    with transaction(con):
-        con.executemany(query_sql("save_source_validators"), [_params(source, v, run_id) for source, v, run_id in seen])
+    rows = [_params(source, v, run_id) for source, v, run_id in seen]
+    # One statement over a frame: DuckDB's executemany runs (and plans) one INSERT per row.
+    frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
+    con.register("validators_frame", frame)
+    try:
+        with transaction(con):
+            con.execute(query_sql("save_source_validators"))
+    finally:
+        con.unregister("validators_frame")
+
+
+_SCHEMA = {
+    "source": pl.String, "method": pl.String, "url": pl.String, "request_body_sha256": pl.String, "etag": pl.String,
+    "last_modified": pl.String, "version": pl.String, "requests": pl.Int64, "code_version": pl.String, "run_id": pl.String,
+}  # fmt: skip
 
 
 def _params(source: str, validators: Validators, run_id: str) -> dict[str, object]:

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from gpucat.cli import app
+from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, handle_errors, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
@@ -31,6 +32,9 @@ def refresh(
     db: DbOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
     as_json: JsonOption = False,
+    dask: DaskOption = False,
+    dask_workers: DaskWorkersOption = None,
+    dask_address: DaskAddressOption = None,
 ) -> None:
     """Scrape the providers (or replay a capture) into the DuckDB file.
 
@@ -38,6 +42,10 @@ def refresh(
     with one, the refresh is a tracked Prefect flow run (same steps, same records). Exits 1 when
     any source failed; the other sources' data is loaded all the same and a failed source keeps
     its previous data as current truth.
+
+    With --dask or --dask-address the refresh is a Prefect flow run whose fetch, parse, validate
+    and load steps run on Dask workers (Prefect's temporary local API when PREFECT_API_URL is
+    unset); the workers must see this machine's files (the DuckDB file and the fetched pages).
     """
     from gpucat import progress
     from scrapers import select_sources
@@ -51,14 +59,20 @@ def refresh(
     sources = select_sources(names or None)  # unknown names fail here, before anything starts
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line
-    tracked = bool(os.environ.get("PREFECT_API_URL"))
+    task_runner = None
+    if dask_chosen(dask, dask_workers, dask_address):
+        _quiet_prefect(verbose)  # before prefect-dask imports Prefect, which reads its logging settings once
+        from flows.runners import dask_task_runner
+
+        task_runner = dask_task_runner(dask_address, dask_workers)
+    tracked = bool(os.environ.get("PREFECT_API_URL")) or task_runner is not None
     from gpucat.cli._progress import RefreshProgress
 
     with RefreshProgress([s.name for s in sources], quiet=as_json) as display:
         unsubscribe = progress.subscribe(display.update)
         try:
             if tracked:
-                state_name, message, summary = _refresh_as_flow_run(names, replay, record, db_path(db), verbose)
+                state_name, message, summary = _refresh_as_flow_run(names, replay, record, db_path(db), verbose, task_runner)
             else:
                 from gpucat import pipeline
 
@@ -77,18 +91,29 @@ def refresh(
         raise typer.Exit(1)
 
 
-def _refresh_as_flow_run(names: list[str], replay: Path | None, record: Path | None, db: Path, verbose: bool) -> tuple[str, str, list]:
-    """The refresh as a Prefect flow run on the configured API (tracked, with its artifact)."""
-    _quiet_prefect(verbose)
-    from flows.refresh import refresh as refresh_flow
+def _refresh_as_flow_run(
+    names: list[str], replay: Path | None, record: Path | None, db: Path, verbose: bool, task_runner: Any = None
+) -> tuple[str, str, list]:
+    """The refresh as a Prefect flow run on the configured API (tracked, with its artifact).
 
-    state = refresh_flow(
-        providers=names or None,
-        replay_dir=str(replay) if replay else None,
-        record_dir=str(record) if record else None,
-        db_path=str(db),
-        return_state=True,
-    )
+    With a task runner (Dask), its steps run in worker processes: paths go absolute, since a
+    worker's working directory need not be this one."""
+    _quiet_prefect(verbose)
+    parameters: dict[str, Any] = {
+        "providers": names or None,
+        "replay_dir": str(replay) if replay else None,
+        "record_dir": str(record) if record else None,
+        "db_path": str(db),
+    }
+    if task_runner is None:
+        from flows.refresh import refresh as refresh_flow
+
+        state = refresh_flow(**parameters, return_state=True)
+    else:
+        from flows.runners import run_refresh
+
+        absolute = {k: str(Path(v).resolve()) for k, v in parameters.items() if k != "providers" and v is not None}
+        state = run_refresh(task_runner, **{**parameters, **absolute})
     summary = state.result(raise_on_failure=False)
     if isinstance(summary, BaseException):
         raise fail(f"refresh did not complete: {summary}")

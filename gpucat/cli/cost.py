@@ -29,7 +29,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     on_demand: Annotated[bool, typer.Option("--on-demand", rich_help_panel=OFFERS_PANEL, help="Only on-demand offers (the default).")] = False,
     both: Annotated[bool, typer.Option("--both", rich_help_panel=OFFERS_PANEL, help="Spot and on-demand offers.")] = False,
     checkpoint_every: Annotated[str, typer.Option("--checkpoint-every", rich_help_panel=JOB_PANEL,
-        help="Checkpoint interval on spot (30m, 1h): half of it is lost at each interruption.")] = "30m",
+        help="Spot checkpoint interval (30m, 1h); half is lost per interruption.")] = "30m",
     retention: Annotated[str, typer.Option("--retention", rich_help_panel=JOB_PANEL,
         help="How long dataset and checkpoints stay stored after the run (7d, 12h, 0).")] = "7d",
     dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", rich_help_panel=JOB_PANEL, show_default=False,
@@ -38,6 +38,9 @@ def cost_command(  # type: ignore[no-untyped-def]
         help="Only these providers; repeat or comma-separate.")] = None,
     available: Annotated[bool, typer.Option(
         "--available", rich_help_panel=OFFERS_PANEL, help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
+    )] = False,
+    include_stale: Annotated[bool, typer.Option(
+        "--include-stale", rich_help_panel=OFFERS_PANEL, help="Keep offers of sources past their freshness budget.",
     )] = False,
     headroom: Annotated[float, typer.Option("--headroom", rich_help_panel=OFFERS_PANEL, help="Fraction of each GPU's memory to keep free.")] = 0.1,
     max_gpus: Annotated[int, typer.Option("--max-gpus", rich_help_panel=OFFERS_PANEL, help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
@@ -58,6 +61,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     the answer. The rows are saved to the database: SELECT * FROM latest_job_costs.
     """
     from gpucat import availability
+    from gpucat.freshness import left_out_note
     from gpucat.cost.parse import duration_hours, token_count
     from gpucat.cost.rank import CostOptions, job_costs
     from warehouse.db import connect
@@ -78,6 +82,7 @@ def cost_command(  # type: ignore[no-untyped-def]
         headroom=headroom,
         max_gpus=max_gpus,
         available_only=available,
+        include_stale=include_stale,
     )
     shown = choose(COST_COLUMNS, COST_DEFAULT, columns)
     arch = training.arch()
@@ -93,12 +98,17 @@ def cost_command(  # type: ignore[no-untyped-def]
         _explain(result, explain)
         return
     _save(db, arch, settings, options, result)
+    stale_note = left_out_note(result.stale_sources, include_stale)
     if as_json:
+        if stale_note:  # the JSON stays a plain list of rows; the note goes where a script's log goes
+            typer.echo(f"note: {stale_note}", err=True)
         echo_json([row.as_json() for row in result.rows])
         return
     echo_wrapped(f"{arch.name}, {settings.method}: {result.training_tokens:,.0f} training tokens")
     if note:
         echo_wrapped(note)
+    if stale_note:
+        echo_wrapped(stale_note)
     if result.rows:
         print_records(shown, result.rows)  # type: ignore[arg-type]
     elif empty_because:
@@ -127,7 +137,8 @@ def _spot(r) -> str:  # noqa: ANN001 - a CostRow
 
 # Filters in the order an empty answer is explained: (label, CostOptions field, its "off" value).
 COST_FILTERS = (("--provider", "providers", ()), ("the market (--spot/--on-demand/--both)", "markets", ("on_demand", "spot")),
-                ("--available", "available_only", False))  # fmt: skip
+                ("--available", "available_only", False),
+                ("leaving out stale sources (--include-stale keeps them)", "include_stale", True))  # fmt: skip
 
 # Columns of the cost table (a CostRow each); the compact default fits 100 columns.
 COST_COLUMNS = (

@@ -10,6 +10,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import handle_errors
 from gpucat.cli._common import DbOption, split_list
+from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 
 
 @app.command()
@@ -27,17 +28,23 @@ def serve(
         list[str] | None, typer.Option("--group", help="Serve only these schedule groups (repeat or comma-separate); default all.")
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="At most this many flow runs at once.", min=1)] = None,
+    dask: DaskOption = False,
+    dask_workers: DaskWorkersOption = None,
+    dask_address: DaskAddressOption = None,
 ) -> None:
     """Serve the refresh flow on a Prefect server: one deployment per schedule group.
 
     Needs $PREFECT_API_URL (start one with `prefect server start`). Each group of the schedules
     file (live-stock hourly, price-lists every 6 h, rates daily by default) becomes a deployment
     whose runs refresh its sources; stop with Ctrl-C. Without --db, runs write gpucat.duckdb in
-    this command's working directory (or $GPUCAT_DB).
+    this command's working directory (or $GPUCAT_DB). With --dask or --dask-address, each run's
+    steps run on Dask workers (a temporary local cluster per run, or the scheduler given).
     """
+    from flows.serve import DaskCluster
     from flows.serve import serve as serve_groups
     from scrapers.capture import read_manifest
 
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line, now
-    serve_groups(config, every=every, replay_dir=replay, db_path=db, groups=split_list(group), limit=limit)
+    dask_cluster = DaskCluster(dask_address, dask_workers) if dask_chosen(dask, dask_workers, dask_address) else None
+    serve_groups(config, every=every, replay_dir=replay, db_path=db, groups=split_list(group), limit=limit, dask=dask_cluster)

@@ -41,6 +41,7 @@ class CostOptions:
     headroom: float = 0.1
     max_gpus: int = 64
     available_only: bool = False
+    include_stale: bool = False  # keep offers of sources past their freshness budget
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class CostResult:
     training_tokens: float
     defaults: list[str]  # every assumed value, printed with the result
     skipped: dict[str, list[str]]  # reason -> providers or GPU models left out
+    # Sources past their freshness budget: their offers are left out unless include_stale.
+    stale_sources: list[dict[str, Any]] = field(default_factory=list)
 
 
 def validate(options: CostOptions) -> None:
@@ -114,9 +117,10 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
     market = options.markets[0] if len(options.markets) == 1 else None
     fit_options = FitOptions(
         headroom=options.headroom, max_gpus=options.max_gpus, market=market, providers=providers,
-        available_only=options.available_only, limit=1_000_000,
+        available_only=options.available_only, include_stale=options.include_stale, limit=1_000_000,
     )  # fmt: skip
-    candidates = fit(con, arch, settings, fit_options).rows
+    fitted = fit(con, arch, settings, fit_options)
+    candidates = fitted.rows
     training_tokens = options.tokens * options.epochs
     factors = load_factors()
     skipped: dict[str, set[str]] = defaultdict(set)
@@ -141,6 +145,7 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
         training_tokens=training_tokens,
         defaults=defaults(options, sizes) + list(assumptions),
         skipped={reason: sorted(names) for reason, names in skipped.items()},
+        stale_sources=fitted.stale_sources,
     )
 
 

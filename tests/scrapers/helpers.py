@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
+
 from gpucat import pipeline
-from scrapers import get_source
 from schemas.records import ParseItem, Rejected, Skipped
+from scrapers import get_source
+from scrapers.base import Source
+from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
 
 FETCHED = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
@@ -59,6 +64,11 @@ def skipped(items: list[ParseItem]) -> dict[str, int]:
 
 def by_id(items: list[ParseItem]) -> dict[str, dict]:
     return {o["offer_id"]: o for o in offers(items)}
+
+
+def mock_fetcher(source: Source, handler: Callable[[httpx.Request], httpx.Response], workdir: Path, env: Mapping[str, str] | None = None) -> Fetcher:
+    """A live-path `Fetcher` for `source` whose requests `handler` answers (the real client factory, no network)."""
+    return Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=workdir, env={} if env is None else env)
 
 
 def fixture_path(relative: str) -> Path:

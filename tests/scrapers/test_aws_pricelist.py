@@ -6,7 +6,15 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import aws_pricelist
-from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
+from tests.scrapers.helpers import (
+    by_id,
+    normalize_bytes,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+    skipped,
+)
 
 US_EAST_1_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/20261113194237/us-east-1/index.csv"
 

@@ -5,7 +5,14 @@ from datetime import UTC, datetime
 import pytest
 
 from schemas.errors import ParseError
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected, skipped
+from tests.scrapers.helpers import (
+    by_id,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+    skipped,
+)
 
 
 def test_whole_record_p5_spot():

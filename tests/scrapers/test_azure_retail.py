@@ -1,12 +1,19 @@
 from __future__ import annotations
 
-
-
 import pytest
 
 from schemas.errors import ParseError
 from scrapers import azure_retail
-from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    normalize_bytes,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+    skipped,
+)
 
 PAGES = ("azure/azure-retail/page-1.json", "azure/azure-retail/page-2.json", "azure/azure-retail/page-3.json")
 
@@ -151,12 +158,10 @@ def test_bad_bodies_fail_the_source(body, message):
 def test_fetch_stops_on_a_pagination_loop(tmp_path):
     import httpx
 
-    from scrapers.http import Fetcher, make_client
-
     def handler(request):
         return httpx.Response(200, json={"Items": [], "NextPageLink": azure_retail.URL})
 
-    fetcher = Fetcher(azure_retail.SOURCE, make_client(azure_retail.SOURCE, httpx.MockTransport(handler)), workdir=tmp_path, env={})
+    fetcher = mock_fetcher(azure_retail.SOURCE, handler, tmp_path)
     with pytest.raises(ParseError, match="pagination does not end"):
         list(azure_retail.fetch(fetcher))
 

@@ -9,9 +9,15 @@ import pytest
 from schemas.errors import ParseError
 from schemas.records import Rejected
 from scrapers import cloudrift
-from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FILE = "cloudrift/cloudrift/instance-types.json"
 URL = "https://api.cloudrift.ai/api/v1/instance-types/list"
@@ -136,7 +142,7 @@ def test_fetch_posts_the_versioned_query_without_credentials(tmp_path):
         return httpx.Response(200, json={"version": "2025-01-29", "data": {"instance_types": []}})
 
     source = cloudrift.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={})
+    fetcher = mock_fetcher(source, handler, tmp_path)
     list(cloudrift.fetch(fetcher))
     [request] = sent
     assert json.loads(request.content) == {"version": "2025-03-21", "data": {"selector": {"ByServiceAndLocation": {"services": ["vm"]}}}}

@@ -7,8 +7,16 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import coreweave
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, fixture_path, normalize_bytes, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    mock_fetcher,
+    normalize_bytes,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FIXTURE = "coreweave/coreweave/pricing.html"
 BODY = fixture_path(FIXTURE).read_bytes()
@@ -155,6 +163,6 @@ def test_fetch_gets_the_pricing_page(tmp_path):
         return httpx.Response(200, content=BODY, headers={"content-type": "text/html"})
 
     source = coreweave.SOURCE
-    [page] = coreweave.fetch(Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={}))
+    [page] = coreweave.fetch(mock_fetcher(source, handler, tmp_path))
     assert seen == [coreweave.URL]
     assert page.path.read_bytes() == BODY

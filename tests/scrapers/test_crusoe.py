@@ -7,8 +7,15 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import crusoe
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, fixture_path, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FIXTURE = "crusoe/crusoe/pricing.html"
 BODY = fixture_path(FIXTURE).read_bytes()
@@ -128,6 +135,6 @@ def test_fetch_gets_the_pricing_page(tmp_path):
         return httpx.Response(200, content=BODY, headers={"content-type": "text/html"})
 
     source = crusoe.SOURCE
-    [page] = crusoe.fetch(Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={}))
+    [page] = crusoe.fetch(mock_fetcher(source, handler, tmp_path))
     assert seen == [crusoe.URL]
     assert page.path.read_bytes() == BODY

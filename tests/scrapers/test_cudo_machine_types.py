@@ -8,7 +8,13 @@ import pytest
 from schemas.errors import ParseError
 from schemas.records import Rejected
 from scrapers import cudo_machine_types
-from tests.scrapers.helpers import by_id, fixture_path, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FIXTURE = "cudo/cudo-machine-types/machine-types.json"
 URL = "https://rest.compute.cudo.org/v1/vms/machine-types"

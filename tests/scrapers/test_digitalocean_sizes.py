@@ -8,9 +8,15 @@ import pytest
 
 from schemas.errors import MissingApiKey, ParseError
 from scrapers import digitalocean_sizes
-from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 PAGE_1 = "digitalocean/digitalocean-sizes/sizes-page-1.json"
 PAGE_2 = "digitalocean/digitalocean-sizes/sizes-page-2.json"
@@ -121,7 +127,7 @@ def test_bad_bodies_fail_the_source(body, message):
 def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):
     source = digitalocean_sizes.SOURCE
     with pytest.raises(MissingApiKey) as info:
-        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(500))), workdir=tmp_path, env={})
+        mock_fetcher(source, lambda r: httpx.Response(500), tmp_path)
     assert info.value.env_var == "DIGITALOCEAN_TOKEN"
 
 
@@ -139,7 +145,7 @@ def test_fetch_follows_next_links_with_the_token(tmp_path):
         return httpx.Response(200, json=answers[len(sent) - 1])
 
     source = digitalocean_sizes.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"DIGITALOCEAN_TOKEN": "dop_v1_secret"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"DIGITALOCEAN_TOKEN": "dop_v1_secret"})
     pages = list(digitalocean_sizes.fetch(fetcher))
     assert [str(r.url) for r in sent] == [f"{base}?per_page=200", f"{base}?page=2&per_page=200", f"{base}?page=3&per_page=200"]
     assert {r.headers["Authorization"] for r in sent} == {"Bearer dop_v1_secret"}

@@ -12,7 +12,14 @@ from scrapers import gcp_billing
 from scrapers.capture import CaptureWriter
 from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 PAGE_1 = "gcp/gcp-billing/skus-page-1.json"
 PAGE_2 = "gcp/gcp-billing/skus-page-2.json"
@@ -171,7 +178,7 @@ def test_bad_bodies_fail_the_source(body, message):
 def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):
     source = gcp_billing.SOURCE
     with pytest.raises(MissingApiKey) as info:
-        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(500))), workdir=tmp_path, env={})
+        mock_fetcher(source, lambda r: httpx.Response(500), tmp_path)
     assert info.value.env_var == "GCP_API_KEY"
 
 
@@ -184,7 +191,7 @@ def test_fetch_follows_page_tokens_and_keeps_the_key_out_of_page_urls(tmp_path):
         return httpx.Response(200, json=pages[len(sent) - 1])
 
     source = gcp_billing.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"GCP_API_KEY": "AIza-secret"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"GCP_API_KEY": "AIza-secret"})
     got = list(gcp_billing.fetch(fetcher))
     assert [parse_qs(urlsplit(str(r.url)).query).get("pageToken") for r in sent] == [None, ["tok-2"], ["tok-3"]]
     assert all(r.url.params["key"] == "AIza-secret" and r.url.params["pageSize"] == "5000" for r in sent)
@@ -195,7 +202,7 @@ def test_fetch_follows_page_tokens_and_keeps_the_key_out_of_page_urls(tmp_path):
 def test_a_repeated_page_token_fails_instead_of_looping(tmp_path):
     source = gcp_billing.SOURCE
     handler = lambda request: httpx.Response(200, json={"skus": [], "nextPageToken": "same"})  # noqa: E731
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"GCP_API_KEY": "k"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"GCP_API_KEY": "k"})
     with pytest.raises(ParseError, match="repeated page token"):
         list(gcp_billing.fetch(fetcher))
 

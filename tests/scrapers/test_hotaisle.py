@@ -9,8 +9,13 @@ import pytest
 from schemas.errors import MissingApiKey, ParseError
 from schemas.records import Rejected
 from scrapers import hotaisle
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, fixture_path, parse_bytes, parse_fixture
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    mock_fetcher,
+    parse_bytes,
+    parse_fixture,
+)
 
 AVAILABLE = "hotaisle/hotaisle/available.json"
 USER = "hotaisle/hotaisle/user.json"
@@ -126,7 +131,7 @@ def test_fetch_finds_the_team_then_lists_its_vms_with_the_key_as_a_header(tmp_pa
         return httpx.Response(200, json=[])
 
     source = hotaisle.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"HOTAISLE_API_KEY": "ha-secret"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"HOTAISLE_API_KEY": "ha-secret"})
     pages = list(hotaisle.fetch(fetcher))
     assert [str(r.url) for r in sent] == ["https://admin.hotaisle.app/api/user/", "https://admin.hotaisle.app/api/teams/my%20team/virtual_machines/available/"]
     assert {r.headers["Authorization"] for r in sent} == {"Token ha-secret"}
@@ -136,5 +141,5 @@ def test_fetch_finds_the_team_then_lists_its_vms_with_the_key_as_a_header(tmp_pa
 def test_without_the_key_the_source_is_skipped(tmp_path):
     source = hotaisle.SOURCE
     with pytest.raises(MissingApiKey, match="HOTAISLE_API_KEY"):
-        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(500))), workdir=tmp_path, env={})
+        mock_fetcher(source, lambda r: httpx.Response(500), tmp_path)
     assert (source.api_key_env, source.api_key_required) == ("HOTAISLE_API_KEY", True)

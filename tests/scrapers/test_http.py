@@ -8,10 +8,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from schemas.errors import DisallowedHost, FetchError, MissingApiKey, ResponseTooLarge, TransientFetchError, UserInputError
+from schemas.errors import (
+    DisallowedHost,
+    FetchError,
+    MissingApiKey,
+    ResponseTooLarge,
+    TransientFetchError,
+    UserInputError,
+)
+from schemas.redact import redact_url
 from scrapers.base import Source
 from scrapers.capture import CaptureWriter, ReplayTransport, read_manifest
-from schemas.redact import redact_url
 from scrapers.http import USER_AGENT, Fetcher, RetryPolicy, make_client
 
 SOURCE = Source(
@@ -263,3 +270,25 @@ def test_replay_refuses_a_manifest_path_outside_its_directory(tmp_path, body):
     (capture / "manifest.jsonl").write_text(json.dumps(entry) + "\n")
     with pytest.raises(UserInputError, match="outside the capture directory"):
         ReplayTransport(capture)
+
+
+def test_a_capture_is_parsed_once_per_content(tmp_path, monkeypatch):
+    """Every source of a replayed refresh builds a transport over one capture: its manifest is parsed once, and again only when it changes."""
+    from scrapers import capture as capture_module
+
+    handler, _ = responder(httpx.Response(200, text="one"), httpx.Response(200, text="two"))
+    fetcher, _ = fetcher_for(handler, tmp_path, capture=CaptureWriter(tmp_path / "cap"))
+    fetcher.get("https://api.example.com/x")
+    parsed: list[Path] = []
+    real = capture_module._read_manifest_file
+    monkeypatch.setattr(capture_module, "_read_manifest_file", lambda path: parsed.append(path) or real(path))
+
+    def replay(url: str) -> bytes:
+        return Fetcher(SOURCE, make_client(SOURCE, ReplayTransport(tmp_path / "cap")), workdir=tmp_path, env={}).get(url).path.read_bytes()
+
+    assert [replay("https://api.example.com/x") for _ in range(3)] == [b"one"] * 3
+    assert len(read_manifest(tmp_path / "cap")) == 1
+    assert len(parsed) == 1
+    fetcher.get("https://api.example.com/y")  # the capture grows: the next transport sees it
+    assert replay("https://api.example.com/y") == b"two"
+    assert len(parsed) == 2

@@ -8,8 +8,15 @@ import pytest
 
 from schemas.errors import MissingApiKey, ParseError
 from scrapers import hyperstack
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected, skipped
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+    skipped,
+)
 
 
 def items():
@@ -117,7 +124,7 @@ def test_fetch_sends_the_key_as_the_api_key_header_only(tmp_path):
         return httpx.Response(200, json=[])
 
     source = hyperstack.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"HYPERSTACK_API_KEY": "hs-secret"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"HYPERSTACK_API_KEY": "hs-secret"})
     [page] = hyperstack.fetch(fetcher)
     [request] = sent
     assert request.headers["api_key"] == "hs-secret" and "hs-secret" not in str(request.url) and "hs-secret" not in page.url
@@ -126,4 +133,4 @@ def test_fetch_sends_the_key_as_the_api_key_header_only(tmp_path):
 def test_a_keyless_run_is_skipped_naming_the_variable(tmp_path):
     source = hyperstack.SOURCE
     with pytest.raises(MissingApiKey, match="HYPERSTACK_API_KEY"):
-        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(200))), workdir=tmp_path, env={})
+        mock_fetcher(source, lambda r: httpx.Response(200), tmp_path)

@@ -8,8 +8,15 @@ import pytest
 
 from schemas.errors import MissingApiKey, ParseError
 from scrapers import jarvislabs
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected, skipped
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+    skipped,
+)
 
 
 def items():
@@ -122,7 +129,7 @@ def test_fetch_sends_the_key_as_a_bearer_header_only(tmp_path):
         return httpx.Response(200, json={"server_meta": []})
 
     source = jarvislabs.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"JL_API_KEY": "jl-secret"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"JL_API_KEY": "jl-secret"})
     [page] = jarvislabs.fetch(fetcher)
     [request] = sent
     assert request.headers["Authorization"] == "Bearer jl-secret" and "jl-secret" not in page.url
@@ -131,4 +138,4 @@ def test_fetch_sends_the_key_as_a_bearer_header_only(tmp_path):
 def test_a_keyless_run_is_skipped_naming_the_variable(tmp_path):
     source = jarvislabs.SOURCE
     with pytest.raises(MissingApiKey, match="JL_API_KEY"):
-        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(200))), workdir=tmp_path, env={})
+        mock_fetcher(source, lambda r: httpx.Response(200), tmp_path)

@@ -8,9 +8,14 @@ import pytest
 
 from schemas.errors import MissingApiKey, ParseError
 from scrapers import lambda_instance_types
-from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import by_id, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 BODY = "lambda/lambda-instance-types/instance-types.json"
 URL = "https://cloud.lambda.ai/api/v1/instance-types"
@@ -117,7 +122,7 @@ def test_bad_bodies_fail_the_source(body, message):
 def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):
     source = lambda_instance_types.SOURCE
     with pytest.raises(MissingApiKey) as info:
-        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(500))), workdir=tmp_path, env={})
+        mock_fetcher(source, lambda r: httpx.Response(500), tmp_path)
     assert info.value.env_var == "LAMBDA_API_KEY"
 
 
@@ -129,7 +134,7 @@ def test_fetch_sends_the_key_as_a_bearer_token_only(tmp_path):
         return httpx.Response(200, json={"data": {}})
 
     source = lambda_instance_types.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"LAMBDA_API_KEY": "secret_lambda"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"LAMBDA_API_KEY": "secret_lambda"})
     [page] = lambda_instance_types.fetch(fetcher)
     assert sent[0].headers["Authorization"] == "Bearer secret_lambda"
     assert page.url == URL

@@ -7,8 +7,15 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import all_sources, lambda_page
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, fixture_path, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FIXTURE = "lambda/lambda-page/instances.html"
 BODY = fixture_path(FIXTURE).read_bytes()
@@ -130,7 +137,7 @@ def test_fetch_gets_the_instances_page_without_a_key(tmp_path):
         return httpx.Response(200, content=BODY, headers={"content-type": "text/html"})
 
     source = lambda_page.SOURCE
-    [page] = lambda_page.fetch(Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={}))
+    [page] = lambda_page.fetch(mock_fetcher(source, handler, tmp_path))
     assert [str(r.url) for r in seen] == [lambda_page.URL]
     assert "authorization" not in seen[0].headers
     assert page.path.read_bytes() == BODY

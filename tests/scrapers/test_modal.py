@@ -7,8 +7,15 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import modal
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, fixture_path, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FIXTURE = "modal/modal/pricing.html"
 BODY = fixture_path(FIXTURE).read_bytes()
@@ -104,6 +111,6 @@ def test_fetch_gets_the_pricing_page(tmp_path):
         return httpx.Response(200, content=BODY, headers={"content-type": "text/html"})
 
     source = modal.SOURCE
-    [page] = modal.fetch(Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={}))
+    [page] = modal.fetch(mock_fetcher(source, handler, tmp_path))
     assert seen == [modal.URL]
     assert page.path.read_bytes() == BODY

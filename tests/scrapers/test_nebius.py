@@ -8,8 +8,16 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import nebius
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, fixture_path, offers, parse_bytes, parse_fixture, plain, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    plain,
+    rejected,
+)
 
 FIXTURE = "nebius/nebius/prices.html"
 BODY = fixture_path(FIXTURE).read_bytes()
@@ -140,6 +148,6 @@ def test_fetch_gets_the_price_page(tmp_path):
         return httpx.Response(200, content=BODY, headers={"content-type": "text/html"})
 
     source = nebius.SOURCE
-    [page] = nebius.fetch(Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={}))
+    [page] = nebius.fetch(mock_fetcher(source, handler, tmp_path))
     assert seen == [nebius.URL]
     assert page.path.read_bytes() == BODY

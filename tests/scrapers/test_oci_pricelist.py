@@ -9,8 +9,14 @@ import pytest
 from schemas.errors import ParseError
 from schemas.records import Rejected
 from scrapers import oci_pricelist
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, fixture_path, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    mock_fetcher,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FIXTURE = "oci/oci-pricelist/products.json"
 URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD"
@@ -185,6 +191,6 @@ def test_fetch_asks_for_usd_in_one_request(tmp_path):
         return httpx.Response(200, json={"items": []})
 
     source = oci_pricelist.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={})
+    fetcher = mock_fetcher(source, handler, tmp_path)
     pages = list(oci_pricelist.fetch(fetcher))
     assert [str(r.url) for r in sent] == [URL] and len(pages) == 1

@@ -9,7 +9,14 @@ from schemas.errors import ParseError
 from schemas.records import Rejected
 from tests.conftest import FIXTURES
 from tests.drift_checks import fixture_rates
-from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    normalize_bytes,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FILE = "ovh/ovh-catalog/catalog-fr.json"
 URL = "https://eu.api.ovh.com/1.0/order/catalog/public/cloud?ovhSubsidiary=FR"

@@ -9,8 +9,15 @@ import pytest
 from schemas.errors import ParseError
 from scrapers import runpod_graphql
 from scrapers.capture import body_hash
-from scrapers.http import Fetcher, json_body, make_client
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+from scrapers.http import json_body
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 
 def items():
@@ -136,7 +143,7 @@ def test_fetch_posts_the_query_and_sends_the_key_only_as_a_header(tmp_path):
         return httpx.Response(200, json={"data": {"gpuTypes": []}})
 
     source = runpod_graphql.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"RUNPOD_API_KEY": "rp-secret"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"RUNPOD_API_KEY": "rp-secret"})
     [page] = runpod_graphql.fetch(fetcher)
     [request] = sent
     assert json.loads(request.content) == {"query": runpod_graphql.QUERY}

@@ -9,9 +9,16 @@ import pytest
 from schemas.errors import ParseError
 from schemas.records import Rejected
 from scrapers import scaleway_products
-from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES, fixture_pages
-from tests.scrapers.helpers import by_id, normalize_bytes, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    normalize_bytes,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FOLDER = "scaleway/scaleway-products"
 FILES = [f"{FOLDER}/{name}" for name in ("fr-par-1-page-1.json", "fr-par-2-page-1.json", "fr-par-2-page-2.json", "pl-waw-2-page-1.json")]
@@ -98,7 +105,7 @@ def test_fetch_stops_a_zone_on_an_empty_page(tmp_path):
         return httpx.Response(200, json={"servers": full if request.url.params["page"] == "1" else {}})
 
     source = scaleway_products.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={})
+    fetcher = mock_fetcher(source, handler, tmp_path)
     list(scaleway_products.fetch(fetcher))
     assert len(asked) == 2 * len(scaleway_products.ZONES)
 

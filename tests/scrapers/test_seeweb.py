@@ -9,9 +9,15 @@ import pytest
 from schemas.errors import MissingApiKey, ParseError
 from schemas.records import Rejected
 from scrapers import seeweb
-from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FILE = "seeweb/seeweb/plans.json"
 URL = "https://api.seeweb.it/ecs/v2/plans"
@@ -129,7 +135,7 @@ def test_fetch_sends_the_token_as_its_header(tmp_path):
         return httpx.Response(200, json={"status": "ok", "plans": []})
 
     source = seeweb.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"SEEWEB_API_TOKEN": "sw-secret"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"SEEWEB_API_TOKEN": "sw-secret"})
     [page] = seeweb.fetch(fetcher)
     assert sent[0].headers["X-APITOKEN"] == "sw-secret"
     assert "sw-secret" not in page.url
@@ -138,4 +144,4 @@ def test_fetch_sends_the_token_as_its_header(tmp_path):
 def test_without_the_token_the_source_is_skipped(tmp_path):
     source = seeweb.SOURCE
     with pytest.raises(MissingApiKey):
-        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(500))), workdir=tmp_path, env={})
+        mock_fetcher(source, lambda r: httpx.Response(500), tmp_path)

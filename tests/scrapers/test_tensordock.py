@@ -8,9 +8,14 @@ import pytest
 
 from schemas.errors import MissingApiKey, ParseError
 from scrapers import tensordock
-from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import by_id, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 BODY = "tensordock/tensordock/locations.json"
 AUSTIN = "3f1c9a52-6b1e-4d8e-9a43-0c7e5d2b8f11"
@@ -93,7 +98,7 @@ def test_bad_bodies_fail_the_source(body, message):
 def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):
     source = tensordock.SOURCE
     with pytest.raises(MissingApiKey) as info:
-        Fetcher(source, make_client(source, httpx.MockTransport(lambda r: httpx.Response(500))), workdir=tmp_path, env={})
+        mock_fetcher(source, lambda r: httpx.Response(500), tmp_path)
     assert info.value.env_var == "TENSORDOCK_API_KEY"
 
 
@@ -105,7 +110,7 @@ def test_fetch_sends_the_key_as_a_bearer_token(tmp_path):
         return httpx.Response(200, json={"data": {"locations": []}})
 
     source = tensordock.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={"TENSORDOCK_API_KEY": "td-secret"})
+    fetcher = mock_fetcher(source, handler, tmp_path, env={"TENSORDOCK_API_KEY": "td-secret"})
     [page] = tensordock.fetch(fetcher)
     assert sent[0].headers["Authorization"] == "Bearer td-secret"
     assert "td-secret" not in page.url

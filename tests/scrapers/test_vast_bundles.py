@@ -9,9 +9,15 @@ import pytest
 
 from schemas.errors import ParseError
 from scrapers import vast_bundles
-from scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import by_id, offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    mock_fetcher,
+    offers,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 ON_DEMAND = "vast/vast-bundles/bundles-on-demand.json"
 BID = "vast/vast-bundles/bundles-bid.json"
@@ -132,7 +138,7 @@ def _fetch(tmp_path, env):
         return httpx.Response(200, json={"offers": []})
 
     source = vast_bundles.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env=env)
+    fetcher = mock_fetcher(source, handler, tmp_path, env=env)
     return list(vast_bundles.fetch(fetcher)), sent
 
 

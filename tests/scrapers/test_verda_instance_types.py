@@ -8,7 +8,13 @@ import pytest
 from schemas.errors import ParseError
 from schemas.records import Rejected
 from scrapers import verda_instance_types
-from tests.scrapers.helpers import by_id, fixture_path, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 FIXTURE = "verda/verda-instance-types/instance-types.json"
 URL = "https://api.datacrunch.io/v1/instance-types"

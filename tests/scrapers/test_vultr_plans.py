@@ -9,8 +9,14 @@ import pytest
 from schemas.errors import ParseError
 from schemas.records import Rejected
 from scrapers import vultr_plans
-from scrapers.http import Fetcher, make_client
-from tests.scrapers.helpers import by_id, fixture_path, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import (
+    by_id,
+    fixture_path,
+    mock_fetcher,
+    parse_bytes,
+    parse_fixture,
+    rejected,
+)
 
 PLANS = "vultr/vultr-plans/plans.json"
 METAL = "vultr/vultr-plans/plans-metal.json"
@@ -199,7 +205,7 @@ def test_fetch_follows_the_cursor_of_each_list(tmp_path):
         return httpx.Response(200, json={key: [], "meta": {"total": 0, "links": {"next": "", "prev": ""}}})
 
     source = vultr_plans.SOURCE
-    fetcher = Fetcher(source, make_client(source, httpx.MockTransport(handler)), workdir=tmp_path, env={})
+    fetcher = mock_fetcher(source, handler, tmp_path)
     pages = list(vultr_plans.fetch(fetcher))
     assert sent == [PLANS_URL, PLANS_URL + "&cursor=bmV4dA%3D%3D", METAL_URL]
     assert len(pages) == 3

@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import ROOT
 
-# What the refresh path needs and a read never should: each costs 0.1-1 s to import.
-HEAVY = ("polars", "pandera", "prefect", "httpx", "pyarrow")
+# What the refresh path needs and a read never should: each costs 0.05-1 s to import.
+HEAVY = ("polars", "pandera", "prefect", "httpx", "pyarrow", "pydantic")
 
 PROBE = """
 import json, sys

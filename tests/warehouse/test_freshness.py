@@ -113,6 +113,19 @@ def test_fit_leaves_stale_sources_out_and_says_so(stale_catalog):
     assert "left out stale offers from " in table.stdout and "--include-stale keeps them" in table.stdout
 
 
+def test_cost_leaves_stale_sources_out_and_says_so(stale_catalog):
+    base = ["cost", "--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "20M", "--db", str(stale_catalog)]
+    runner = CliRunner()
+    left_out = runner.invoke(app, [*base, "--json"])
+    kept = runner.invoke(app, [*base, "--json", "--include-stale"])
+    assert left_out.exit_code == 0 and kept.exit_code == 0, left_out.output + kept.output
+    assert json.loads(left_out.stdout) == [] and json.loads(kept.stdout)
+    assert "left out stale offers from " in left_out.stderr and "left out" not in kept.stderr
+    table = runner.invoke(app, base)
+    assert "left out stale offers from " in table.stdout
+    assert "leaving out stale sources (--include-stale keeps them) left none of the" in table.stdout
+
+
 def test_status_names_stale_sources(stale_catalog):
     result = CliRunner().invoke(app, ["status", "--db", str(stale_catalog), "--json"])
     rows = json.loads(result.stdout)

@@ -127,6 +127,19 @@ def test_target_resolution_prefers_the_warehouse(monkeypatch: pytest.MonkeyPatch
     assert db.db_path("mine.duckdb") == Path("mine.duckdb")  # an explicit --db wins
 
 
+def test_the_cli_hands_a_lake_url_through_unchanged(tmp_path: Path) -> None:
+    """--warehouse (and --db) keep a ducklake: URL a string: a Path would fold `//` and miss the lake."""
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    missing = f"ducklake:{tmp_path}//nothing.ducklake"
+    for flag in ("--warehouse", "--db"):
+        result = CliRunner().invoke(app, ["offers", flag, missing])
+        assert result.exit_code == 1
+        assert "cannot open the DuckLake warehouse ducklake:" in result.stderr and "//nothing.ducklake" in result.stderr
+
+
 def test_a_password_never_reaches_a_message() -> None:
     assert lake.describe("ducklake:postgres:dbname=g password=s3cret host=h") == "ducklake:postgres:dbname=g password=*** host=h"
 
@@ -340,3 +353,18 @@ def test_the_prefect_flow_refreshes_a_lake(lake_url: str) -> None:
     with db.connect(lake_url, read_only=True) as con:
         runs = con.execute("SELECT source, status, flow_run_id IS NOT NULL FROM scrape_runs ORDER BY source").fetchall()
     assert runs == [(name, "ok", True) for name in sorted(SOURCES)]
+
+
+def test_a_lake_writer_travels_to_another_process_as_its_url(lake_url: str) -> None:
+    """Task runners (Dask) pickle the Writer: a lake's attached connection stays behind, the URL goes."""
+    import pickle
+
+    writer = db.Writer(lake_url)
+    with writer.open() as con:
+        con.execute("SELECT 1")
+    copy = pickle.loads(pickle.dumps(writer))
+    writer.close()  # a lake whose metadata is a DuckDB file is attached once per process
+    assert (copy.path, copy.con) == (lake_url, None)
+    with copy.open() as con:
+        assert con.execute("SELECT count(*) FROM scrape_runs").fetchone() == (0,)
+    copy.close()

@@ -1,6 +1,7 @@
 -- Merge one source's validated batch (registered as `staged`) into a versioned table.
 -- Placeholders in braces are identifiers from the table contract in code, never user input;
 -- values are DuckDB parameters. Statements run in order inside the source's transaction.
+-- The INSERT stays last: a source without current versions runs only it (warehouse/load.py).
 
 -- 1. Close the current versions of this source that changed or disappeared. A row the source
 --    still lists but that failed validation this run (registered as `kept`: its key only) has

@@ -1,10 +1,11 @@
--- One row per source: replace its validators. MERGE rather than INSERT OR REPLACE, which needs
--- the PRIMARY KEY a DuckLake warehouse cannot declare (warehouse/lake.py).
+-- Store the validators of successful loads (registered as `validators_frame`, one row per source):
+-- each source's row replaced. MERGE rather than INSERT OR REPLACE, which needs the PRIMARY KEY a
+-- DuckLake warehouse cannot declare (warehouse/lake_schema.py).
 MERGE INTO source_validators AS t
 USING (
-    SELECT $source AS source, $method AS method, $url AS url, $request_body_sha256 AS request_body_sha256,
-           $etag AS etag, $last_modified AS last_modified, $version AS version, $requests AS requests,
-           $code_version AS code_version, $run_id AS run_id, now() AS recorded_at
+    SELECT source, method, url, request_body_sha256, etag, last_modified, version, requests, code_version, run_id,
+           now() AS recorded_at
+    FROM validators_frame
 ) AS s
 ON t.source = s.source
 WHEN MATCHED THEN UPDATE SET

@@ -1,0 +1,14 @@
+"""Deployment entrypoint `flows/refresh_dask.py:refresh`: the refresh flow on a Dask task runner.
+
+The same flow (same name, parameters and steps) as `flows/refresh.py:refresh`; its cluster comes
+from the worker's environment: GPUCAT_DASK_ADDRESS (a running scheduler, e.g.
+tcp://10.0.0.5:8786), else a temporary local cluster of GPUCAT_DASK_WORKERS processes (default 2).
+Importing it needs prefect-dask (gpucat[dask]).
+"""
+
+from __future__ import annotations
+
+from flows.refresh import refresh as _refresh
+from flows.runners import runner_from_env
+
+refresh = _refresh.with_options(task_runner=runner_from_env())

@@ -1,0 +1,118 @@
+"""The refresh flow on a Dask cluster (prefect-dask): fetch, parse, validate and load fan out to workers.
+
+Nothing in the flow changes: `refresh.with_options(task_runner=...)` gives the same flow a
+`DaskTaskRunner`, so every `.submit`ted step (fetch, parse, validate, load) runs on a Dask worker,
+while the flow body, the reference load and the exchange-rate reads stay in the flow's process.
+
+What a worker needs, it gets by value (pickled): the source's name, the fetch options, the pages,
+the validated batches and a `db.Writer`, which holds a path, not a connection. So:
+- workers must see the flow's filesystem: fetched pages are files in the run's temporary folder,
+  and loads write the DuckDB file at its path (one load at a time: `db.Writer` takes the
+  `<db>.writer` lock). A local cluster, or workers on the same host, satisfy that; workers on
+  other machines need the paths on a shared mount (or the team warehouse).
+- workers in other processes report their task runs to the flow's Prefect API. With no
+  PREFECT_API_URL, `prefect_api()` starts Prefect's temporary local server once and points the
+  workers at it, instead of each worker starting its own.
+
+`gpucat refresh --dask` / `--dask-address` use `run_refresh`; deployments (prefect.yaml, `gpucat
+serve --dask`) use the entrypoint `flows/refresh_dask.py:refresh`, which reads its cluster from
+the environment (GPUCAT_DASK_ADDRESS, else a local cluster of GPUCAT_DASK_WORKERS processes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from schemas.errors import UserInputError
+
+ADDRESS_ENV = "GPUCAT_DASK_ADDRESS"
+WORKERS_ENV = "GPUCAT_DASK_WORKERS"
+DEFAULT_WORKERS = 2
+
+
+def dask_task_runner(address: str | None = None, workers: int | None = None, *, processes: bool = True) -> Any:
+    """A `DaskTaskRunner` on the scheduler at `address`, else on a temporary local cluster.
+
+    The local cluster has `workers` single-threaded workers (separate processes unless
+    `processes=False`); the flow run starts it and tears it down.
+    """
+    try:
+        import prefect_dask  # noqa: F401
+    except ImportError:
+        raise UserInputError("the Dask task runner needs prefect-dask: install gpucat[dask] (uv sync --extra dask)") from None
+    from flows._dask import DaskTaskRunner
+
+    if address:
+        return DaskTaskRunner(address=address)
+    workers = DEFAULT_WORKERS if workers is None else workers
+    if workers < 1:
+        raise UserInputError(f"a Dask cluster needs at least one worker, got {workers}")
+    return DaskTaskRunner(cluster_kwargs=local_cluster_kwargs(workers, processes=processes))
+
+
+def local_cluster_kwargs(workers: int, *, processes: bool = True) -> dict[str, Any]:
+    """A `distributed.LocalCluster` on loopback with `workers` single-threaded workers and no dashboard.
+
+    One thread per worker: a worker runs one step at a time, and parallelism is the worker count.
+    The scheduler's HTTP server still listens (health checks), on a free loopback port rather than
+    8787, which a second cluster (two served runs at once) would find taken.
+    """
+    return {
+        "n_workers": workers,
+        "threads_per_worker": 1,
+        "processes": processes,
+        "host": "127.0.0.1",
+        "dashboard_address": None,
+        "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},
+    }
+
+
+def runner_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> Any:
+    """The task runner a deployment's run uses: $GPUCAT_DASK_ADDRESS, else a local cluster."""
+    workers = env.get(WORKERS_ENV)
+    try:
+        count = int(workers) if workers else None
+    except ValueError:
+        raise UserInputError(f"{WORKERS_ENV} must be a whole number of workers, got {workers!r}") from None
+    return dask_task_runner(env.get(ADDRESS_ENV) or None, count)
+
+
+@contextmanager
+def prefect_api() -> Iterator[str]:
+    """The Prefect API every process of the run talks to: $PREFECT_API_URL, else a temporary local server.
+
+    Without it, each Dask worker process would start its own temporary server on Prefect's
+    database. The temporary server is Prefect's own (the one a flow run starts when no API is
+    configured); it stops when this process exits.
+    """
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    url = PREFECT_API_URL.value()
+    if url:
+        yield url
+        return
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()
+    server.start()
+    previous = os.environ.get("PREFECT_API_URL")
+    os.environ["PREFECT_API_URL"] = server.api_url  # worker processes inherit it at spawn
+    try:
+        with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
+            yield server.api_url
+    finally:
+        if previous is None:
+            os.environ.pop("PREFECT_API_URL", None)
+        else:
+            os.environ["PREFECT_API_URL"] = previous
+
+
+def run_refresh(task_runner: Any, **parameters: Any) -> Any:
+    """Run the refresh flow on `task_runner` (e.g. `dask_task_runner()`); returns its final state."""
+    from flows.refresh import refresh
+
+    with prefect_api():
+        return refresh.with_options(task_runner=task_runner)(**parameters, return_state=True)

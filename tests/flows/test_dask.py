@@ -1,0 +1,174 @@
+"""The refresh flow on a local Dask cluster of worker processes loads what the in-process refresh loads.
+
+One replayed refresh goes through `flows.runners` onto a `distributed.LocalCluster` (two
+single-threaded worker processes, so every task input and output is pickled across a process
+boundary, and loads from two processes take turns on the DuckDB file); the same sources are then
+refreshed in-process into another file, and the two warehouses must hold the same offers and runs.
+One source's capture is broken, so a failure (its exception pickled back from a worker) is
+recorded the same way too.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("prefect_dask")
+
+from distributed import Client, LocalCluster  # noqa: E402
+
+from prefect import Task  # noqa: E402
+
+import flows.refresh as refresh_module  # noqa: E402
+from flows.runners import dask_task_runner, local_cluster_kwargs, run_refresh  # noqa: E402
+from gpucat import pipeline  # noqa: E402
+from scrapers import all_sources  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
+from tests.flows.test_refresh import broken_capture  # noqa: E402
+from warehouse import db  # noqa: E402
+
+# The rate sources (their own phase) and every third other source, from the registry: both
+# phases run, EUR prices are converted with the rates the same run loaded, and the run stays short.
+_FIRST, _REST = pipeline.phases(sorted(all_sources().values(), key=lambda s: s.name))
+SOURCES = sorted([s.name for s in _FIRST] + [s.name for s in _REST[::3]])
+BROKEN = _REST[0].name
+STEPS = ("fetch", "parse", "validate", "load")
+
+# Every column but the clock's (age_hours and is_stale move with the time of the read).
+ALL_OFFERS = "SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY provider, offer_id, region, market"
+RUNS = "SELECT source, provider, status, rows_fetched, rows_valid, rows_rejected, rows_skipped, error FROM scrape_runs ORDER BY source"
+
+
+def table(path: Path, sql: str) -> list[tuple]:
+    with db.connect(path, read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(**local_cluster_kwargs(2, processes=True)) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory) -> Path:
+    """The fixtures, with BROKEN's bodies replaced by a sign-in page (its parse fails)."""
+    return broken_capture(tmp_path_factory.mktemp("capture"), BROKEN, "login-page")
+
+
+@pytest.fixture(scope="module")
+def on_dask(cluster, capture, tmp_path_factory):
+    path = tmp_path_factory.mktemp("dask") / "gpucat.duckdb"
+    state = run_refresh(dask_task_runner(cluster.scheduler_address), providers=SOURCES, replay_dir=str(capture), db_path=str(path))
+    with Client(cluster) as client:
+        ran = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+        worker_pids = client.run(os.getpid)
+    return path, state, ran, worker_pids
+
+
+@pytest.fixture(scope="module")
+def in_process(capture, tmp_path_factory):
+    path = tmp_path_factory.mktemp("inproc") / "gpucat.duckdb"
+    runs = pipeline.refresh_catalog(path, [all_sources()[name] for name in SOURCES], replay_dir=capture)
+    assert [(r.source, r.status) for r in runs if r.status != "ok"] == [(BROKEN, "failed")]
+    return path
+
+
+def test_every_source_is_refreshed_and_recorded_on_the_cluster(on_dask):
+    path, state, _, _ = on_dask
+    assert state.is_failed() and BROKEN in state.message, state.message
+    summary = {row["source"]: (row["status"], row["error"]) for row in state.result(raise_on_failure=False)}
+    assert sorted(summary) == SOURCES
+    assert {s: status for s, (status, _) in summary.items()} == {s: "failed" if s == BROKEN else "ok" for s in SOURCES}
+    assert summary[BROKEN][1]  # the worker's exception, pickled back, names what went wrong
+    assert [(source, status) for source, _, status, *_ in table(path, RUNS)] == [
+        (s, "failed" if s == BROKEN else "ok") for s in SOURCES
+    ]
+
+
+def test_the_steps_ran_in_worker_processes(on_dask):
+    _, _, ran, worker_pids = on_dask
+    assert len(set(worker_pids.values())) == 2 and os.getpid() not in worker_pids.values()
+    # Dask names a task after its function: the flow's fetch/parse/validate/load tasks all ran there.
+    steps = {t.fn.__name__ for t in vars(refresh_module).values() if isinstance(t, Task) and t.name in STEPS}
+    assert len(steps) == len(STEPS) and steps <= set(ran), ran
+
+
+def test_same_offers_and_run_counts_as_the_in_process_refresh(on_dask, in_process):
+    path = on_dask[0]
+    offers = table(path, ALL_OFFERS)
+    assert offers, "nothing loaded"
+    assert offers == table(in_process, ALL_OFFERS)
+    assert table(path, RUNS) == table(in_process, RUNS)
+
+
+def test_writer_travels_as_its_path(tmp_path):
+    writer = pickle.loads(pickle.dumps(db.Writer(tmp_path / "w.duckdb")))
+    with writer.open() as con:
+        assert con.execute("SELECT 1").fetchone() == (1,)
+    with pytest.raises(TypeError, match="open connection"):
+        pickle.dumps(db.Writer(":memory:"))
+
+
+def test_served_deployments_on_dask_load_the_dask_flow(monkeypatch):
+    import importlib
+
+    from prefect_dask import DaskTaskRunner
+
+    from flows.serve import DASK_ENTRYPOINT, DaskCluster, deployments
+    from gpucat.schedules import load_groups
+
+    [plain] = deployments(load_groups()[:1])
+    [on_dask] = deployments(load_groups()[:1], dask=True)
+    assert on_dask.entrypoint == DASK_ENTRYPOINT != plain.entrypoint
+    assert (on_dask.name, on_dask.parameters) == (plain.name, plain.parameters)
+
+    for name, value in DaskCluster(address="tcp://127.0.0.1:8786").environ().items():
+        monkeypatch.setenv(name, value)  # what `gpucat serve --dask-address` hands its runs
+    module_name, flow_name = DASK_ENTRYPOINT.rsplit(".", 1)
+    module = importlib.reload(importlib.import_module(module_name))
+    flow = getattr(module, flow_name)
+    assert flow.name == refresh_module.refresh.name
+    assert isinstance(flow.task_runner, DaskTaskRunner) and flow.task_runner.address == "tcp://127.0.0.1:8786"
+
+
+def test_cli_refresh_on_a_dask_cluster_with_a_relative_db(cluster, tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    # The rate sources and one offer source; the workers' working directory is not this one.
+    names = sorted([s.name for s in _FIRST] + [_REST[-1].name])
+    monkeypatch.chdir(tmp_path)
+    args = ["refresh", "--dask-address", cluster.scheduler_address, "-p", ",".join(names), "--replay", str(FIXTURES)]
+    result = CliRunner().invoke(app, [*args, "--db", "rel.duckdb", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert (report["state"], sorted((r["source"], r["status"]) for r in report["sources"])) == ("COMPLETED", [(n, "ok") for n in names])
+    assert [s for s, *_ in table(tmp_path / "rel.duckdb", RUNS)] == names
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--dask-address", "tcp://127.0.0.1:8786", "--dask-workers", "2"], "--dask-workers sizes a local cluster"),
+        (["--dask"], "needs prefect-dask: install gpucat[dask]"),
+    ],
+)
+def test_cli_dask_options_fail_in_one_line(args, message, tmp_path, monkeypatch):
+    import sys
+
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    monkeypatch.setitem(sys.modules, "prefect_dask", None)  # as if the extra were not installed
+    result = CliRunner().invoke(app, ["refresh", *args, "--replay", str(FIXTURES), "--db", str(tmp_path / "g.duckdb")])
+    assert result.exit_code != 0
+    assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "g.duckdb").exists()
