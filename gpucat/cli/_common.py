@@ -88,13 +88,13 @@ def warehouse_target(value: str) -> Path | str:
 
 # Options several commands take, defined once.
 DbOption = Annotated[
-    Path | None,
+    Any,  # a Path, or a ducklake: URL kept as typed (typer has no Path | str; the parser decides)
     typer.Option(
         "--db",
         "--warehouse",
         parser=warehouse_target,
         metavar="PATH|URL",
-        help="DuckDB file, or a ducklake: URL (default: $GPUCAT_WAREHOUSE, $GPUCAT_DB, ./gpucat.duckdb).",
+        help="DuckDB file or ducklake: URL (default: $GPUCAT_WAREHOUSE, $GPUCAT_DB).",
         show_default=False,
     ),
 ]

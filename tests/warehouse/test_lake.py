@@ -127,6 +127,19 @@ def test_target_resolution_prefers_the_warehouse(monkeypatch: pytest.MonkeyPatch
     assert db.db_path("mine.duckdb") == Path("mine.duckdb")  # an explicit --db wins
 
 
+def test_the_cli_hands_a_lake_url_through_unchanged(tmp_path: Path) -> None:
+    """--warehouse (and --db) keep a ducklake: URL a string: a Path would fold `//` and miss the lake."""
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    missing = f"ducklake:{tmp_path}//nothing.ducklake"
+    for flag in ("--warehouse", "--db"):
+        result = CliRunner().invoke(app, ["offers", flag, missing])
+        assert result.exit_code == 1
+        assert "cannot open the DuckLake warehouse ducklake:" in result.stderr and "//nothing.ducklake" in result.stderr
+
+
 def test_a_password_never_reaches_a_message() -> None:
     assert lake.describe("ducklake:postgres:dbname=g password=s3cret host=h") == "ducklake:postgres:dbname=g password=*** host=h"
 
