@@ -17,7 +17,7 @@ from gpucat.schedules import Group, config_path, load_groups, select_groups
 from schemas.errors import UserInputError
 
 
-def deployment_parameters(group: Group, replay_dir: Path | None = None, db_path: Path | None = None) -> dict[str, object]:
+def deployment_parameters(group: Group, replay_dir: Path | None = None, db_path: Path | str | None = None) -> dict[str, object]:
     """The flow parameters of a group's runs; paths absolute so runs do not depend on a cwd.
 
     The group is named, not its sources: each run reads its sources from the schedules file,
@@ -25,7 +25,8 @@ def deployment_parameters(group: Group, replay_dir: Path | None = None, db_path:
     return {
         "schedule_group": group.name,
         "replay_dir": str(replay_dir.resolve()) if replay_dir else None,
-        "db_path": str(db_path.resolve()) if db_path else None,
+        # A DuckLake URL (a str: see cli/_common.warehouse_target) names no local path.
+        "db_path": (db_path if isinstance(db_path, str) else str(db_path.resolve())) if db_path else None,
         "rates_first": True,
     }
 

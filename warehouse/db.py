@@ -5,6 +5,10 @@ refresh opens the file only for each short load (`Writer`), and both sides wait 
 time for the other to let go before they give up with one clear line. A writer first takes
 an advisory `<db>.writer` lock, which new readers wait on: a stream of readers cannot keep a
 waiting writer out, and writers in different processes take turns.
+
+A `ducklake:` URL instead of a file path opens the team warehouse (warehouse/lake.py): the same
+migrations and SQL on a DuckLake catalog, where writers commit optimistically (a conflicting
+transaction is replayed) and take no file lock.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +26,7 @@ from typing import Any
 import duckdb
 
 from schemas.errors import DatabaseBusy, DatabaseMissing, GpucatError
+from warehouse import lake, lake_schema
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
@@ -33,9 +39,13 @@ FIRST_BACKOFF_S = 0.02
 MAX_BACKOFF_S = 0.5
 
 
-def db_path(explicit: str | Path | None = None) -> Path:
-    """`--db` wins, then `GPUCAT_DB`, then ./gpucat.duckdb."""
-    return Path(explicit or os.environ.get("GPUCAT_DB") or DEFAULT_DB)
+def db_path(explicit: str | Path | None = None) -> Path | str:
+    """`--db`/`--warehouse` wins, then `GPUCAT_WAREHOUSE`, then `GPUCAT_DB`, then ./gpucat.duckdb.
+
+    A DuckLake URL (`ducklake:...`) stays a string; anything else is a DuckDB file's path.
+    """
+    value = explicit or os.environ.get(lake.WAREHOUSE_ENV) or os.environ.get("GPUCAT_DB") or DEFAULT_DB
+    return value if lake.is_lake(value) else Path(value)
 
 
 def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
@@ -43,8 +53,11 @@ def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: 
 
     Held by another process, the file is retried with backoff for `wait_s` seconds (default
     READ_WAIT_S for readers, WRITE_WAIT_S for writers); readers also let a waiting writer go first.
+    A DuckLake URL opens the lake instead (no locks to wait for: `_connect_lake`).
     """
     target = db_path(path)
+    if isinstance(target, str):
+        return _connect_lake(target, read_only)
     if str(target) != ":memory:" and read_only and not target.exists():
         raise DatabaseMissing(f"no database at {target}; run `gpucat refresh` first or pass --db")
     wait_s = (READ_WAIT_S if read_only else WRITE_WAIT_S) if wait_s is None else wait_s
@@ -62,6 +75,54 @@ def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: 
         migrate(con)
         run_script(con, SQL / "macros.sql")
     return con
+
+
+def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """The lake attached (and for a writer migrated), wrapped to replay a conflicting transaction.
+
+    Macros live in the session on a lake, so readers define them too, and so does every cursor.
+    """
+    con = lake.attach(url, read_only=read_only)
+    try:
+        if read_only:
+            pending = pending_migrations(con)
+            if pending:
+                hint = "is empty" if len(pending) == len(migration_files()) else f"needs migrations {', '.join(pending)}"
+                raise DatabaseMissing(f"the DuckLake warehouse {lake.describe(url)} {hint}; run `gpucat refresh` once")
+        else:
+            _migrate_lake(con)
+        macros = [lake_schema.macro_statement(s) for s in split_statements((SQL / "macros.sql").read_text(encoding="utf-8"))]
+        for statement in macros:
+            con.execute(statement)
+        return lake.LakeConnection(con, setup=macros)  # type: ignore[return-value]  # quacks like a connection
+    except BaseException:
+        con.close()
+        raise
+
+
+def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
+    """Migrate, starting over when a writer on another machine applied the same migration first.
+
+    Not by replaying the transaction (`lake.LakeConnection`): the list of pending migrations
+    must be read again.
+    """
+    for attempt in range(lake.RETRIES + 1):
+        try:
+            migrate(con, rewrite=lake_schema.lake_statement)
+            with transaction(con):
+                for statement in lake.LEDGER_SQL:
+                    con.execute(statement)
+            return
+        except duckdb.Error as exc:
+            raced = lake.is_conflict(exc) or "already exists" in str(exc)
+            if not raced or attempt == lake.RETRIES:
+                raise
+        time.sleep(lake.backoff_s(attempt))
+
+
+def lake_constraints() -> list[lake_schema.Dropped]:
+    """The keys and checks the migrations declare that a lake cannot (checked by `lake_schema.violations`)."""
+    return lake_schema.dropped_constraints([s for f in migration_files() for s in split_statements(f.read_text(encoding="utf-8"))])
 
 
 def _open(target: Path, read_only: bool, deadline: float, wait_s: float) -> duckdb.DuckDBPyConnection:
@@ -140,7 +201,8 @@ class Writer:
 
     Fetching and parsing never hold it, so readers are locked out only while a source loads.
     Given an open connection instead (an in-memory database, a test), every write uses a
-    cursor of that connection. Writes from threads of one process take turns.
+    cursor of that connection. Writes from threads of one process take turns. A lake is
+    attached on the first write and kept (no file to release); each write gets a cursor.
     """
 
     def __init__(self, path: str | Path | None = None, *, con: duckdb.DuckDBPyConnection | None = None, wait_s: float | None = None):
@@ -155,6 +217,9 @@ class Writer:
     def __getstate__(self) -> dict[str, Any]:
         # A Writer travels to task-runner workers in other processes (Dask) as its path; each copy
         # gets its own thread lock, and the `<db>.writer` file lock still serializes the processes.
+        # A lake Writer travels as its URL: each process attaches the lake itself.
+        if isinstance(self.path, str):
+            return {k: v for k, v in self.__dict__.items() if k != "_lock"} | {"con": None, "_owned": False}
         if self.con is not None:
             raise TypeError("a Writer on an open connection cannot move to another process; give it a file path")
         return {k: v for k, v in self.__dict__.items() if k != "_lock"}
@@ -172,18 +237,21 @@ class Writer:
     def of(cls, target: Writer | duckdb.DuckDBPyConnection | str | Path | None) -> Writer:
         if isinstance(target, Writer):
             return target
-        if isinstance(target, duckdb.DuckDBPyConnection):
+        if isinstance(target, (duckdb.DuckDBPyConnection, lake.LakeConnection)):
             return cls(con=target)
         return cls(target)
 
     @contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with self._lock:
+            if self.con is None and isinstance(self.path, str):
+                # A lake locks no one out: attach it once, and give each write a session of its own.
+                self.con, self._owned = connect(self.path, wait_s=self.wait_s), True
             if self.con is not None:
                 with self.con.cursor() as cursor:  # a connection is not shared across threads; a cursor is
                     yield cursor
                 return
-            assert self.path is not None
+            assert isinstance(self.path, Path)
             with _writer_gate(self.path):
                 con = connect(self.path, wait_s=self.wait_s)
                 try:
@@ -209,21 +277,32 @@ def pending_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
     return [f.stem for f in migration_files() if f.stem not in applied]
 
 
-def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Apply numbered migrations not yet applied, each in its own transaction."""
-    con.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
+def migrate(con: duckdb.DuckDBPyConnection, *, rewrite: Callable[[str], str] | None = None) -> list[str]:
+    """Apply numbered migrations not yet applied, each in its own transaction.
+
+    `rewrite` adapts each statement to the engine (a lake drops the constraints it lacks).
+    """
+    create = "CREATE TABLE IF NOT EXISTS schema_migrations (version VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
+    con.execute(rewrite(create) if rewrite else create)
     done = []
     for version in pending_migrations(con):
         with transaction(con):
-            run_script(con, MIGRATIONS / f"{version}.sql")
+            # On a lake, which has no key to refuse a second row for a version, several writers
+            # may migrate at once (a file has one writer at a time: this costs it nothing). Each
+            # touches the ledger, so one that commits while another is mid-migration makes the
+            # other conflict and start over; one that committed earlier is seen here, and skipped.
+            con.execute("UPDATE schema_migrations SET applied_at = applied_at")
+            if version in _applied(con):
+                continue
+            run_script(con, MIGRATIONS / f"{version}.sql", rewrite=rewrite)
             con.execute("INSERT INTO schema_migrations VALUES ($v, now())", {"v": version})
         done.append(version)
     return done
 
 
-def run_script(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+def run_script(con: duckdb.DuckDBPyConnection, path: Path, *, rewrite: Callable[[str], str] | None = None) -> None:
     for statement in split_statements(path.read_text(encoding="utf-8")):
-        con.execute(statement)
+        con.execute(rewrite(statement) if rewrite else statement)
 
 
 def split_statements(sql: str) -> list[str]:
@@ -260,4 +339,8 @@ def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any]) ->
             con.register("reference_frame", frame)
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
             con.unregister("reference_frame")
+        if isinstance(con, lake.LakeConnection):  # no PRIMARY KEY there: check the keys before the commit
+            broken = lake_schema.violations(con, lake_constraints(), tables=set(frames))
+            if broken:
+                raise GpucatError("reference data breaks its keys: " + "; ".join(broken))
     return {table: frame.height for table, frame in frames.items()}

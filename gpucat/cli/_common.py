@@ -79,10 +79,24 @@ class OneLineErrors(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+def warehouse_target(value: str) -> Path | str:
+    """A DuckLake URL stays as typed (a Path would fold an object-store URL's slashes); else a file."""
+    from warehouse.lake import is_lake  # duckdb loads only for a command given a warehouse
+
+    return value if is_lake(value) else Path(value)
+
+
 # Options several commands take, defined once.
 DbOption = Annotated[
-    Path | None,
-    typer.Option("--db", help="DuckDB file (default: $GPUCAT_DB or ./gpucat.duckdb).", show_default=False),
+    Any,  # a Path, or a ducklake: URL kept as typed (typer has no Path | str; the parser decides)
+    typer.Option(
+        "--db",
+        "--warehouse",
+        parser=warehouse_target,
+        metavar="PATH|URL",
+        help="DuckDB file or ducklake: URL (default: $GPUCAT_WAREHOUSE, $GPUCAT_DB).",
+        show_default=False,
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
