@@ -69,16 +69,16 @@ def test_portable_sql_drops_only_the_constraints(statement: str, portable: str, 
 def test_the_lake_lacks_exactly_these_constraints() -> None:
     """Kept in step with the migrations: a new key or check must say here what enforces it on a lake."""
     assert [(d.table, d.kind, d.text) for d in db.lake_constraints()] == [
-        ("egress_terms", "key", "provider, scope, tier"),  # reference: pandera key check, re-checked before commit
-        ("gpu_models", "key", "gpu_model"),  # reference
+        ("gpu_models", "key", "gpu_model"),  # reference: pandera key check, re-checked before commit
         ("model_archs", "key", "name"),  # reference
         ("providers", "key", "provider"),  # reference
         ("quarantines", "key", "run_id"),  # a run's uuid4
+        ("reviewed_egress_terms", "key", "provider, scope, tier"),  # reference
+        ("reviewed_storage_terms", "key", "provider, kind, product"),  # reference
         ("scrape_runs", "key", "run_id"),  # uuid4 per run
         ("scrape_runs", "check", "status IN ('ok', 'failed', 'skipped', 'unchanged', 'quarantined')"),  # load.py's statuses
         ("source_schedules", "key", "source"),  # reference (the schedules file)
         ("source_validators", "key", "source"),  # MERGE per source
-        ("storage_terms", "key", "provider, kind, product"),  # reference
     ]
 
 
