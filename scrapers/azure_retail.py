@@ -41,8 +41,13 @@ _SOVEREIGN = ("usgov", "usdod", "china", "germany")
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
-    url: str | None = URL
-    seen: set[str] = set()
+    yield from walk(fetcher, URL, set())
+
+
+def walk(fetcher: Fetcher, first: str, seen: set[str]) -> Iterator[Page]:
+    """Every page from `first` on, following NextPageLink; `seen` (shared across walks) caps and
+    stops a loop."""
+    url: str | None = first
     while url:
         if url in seen or len(seen) >= MAX_PAGES:
             raise ParseError(f"Azure pagination does not end (page {len(seen) + 1}: {url})")

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from schemas.errors import ParseError
 from schemas.records import Page, ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
-from scrapers.azure_retail import API_VERSION, HOST, MAX_PAGES, next_page_link
+from scrapers.azure_retail import API_VERSION, HOST, walk
 from scrapers.base import Fetcher, Source
 
 REGIONS = ("eastus",)  # the region Azure's pricing pages quote first; see terms_reference_regions
@@ -64,14 +64,7 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
     seen: set[str] = set()
     for region in REGIONS:
         for first in walk_urls(region):
-            url: str | None = first
-            while url:
-                if url in seen or len(seen) >= MAX_PAGES:
-                    raise ParseError(f"Azure pagination does not end (page {len(seen) + 1}: {url})")
-                seen.add(url)
-                page = fetcher.get(url)
-                yield page
-                url = next_page_link(page.path.read_bytes())
+            yield from walk(fetcher, first, seen)
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
