@@ -187,11 +187,7 @@ def validate_sources(parsed: Sequence[tuple[Source, Sequence[ParseItem], int]]) 
     checked: list[dict[str, Validated | Exception]] = [{} for _ in parsed]
     for table in tables:
         fill = [n for n, (source, _, _) in enumerate(parsed) if table in source.tables]
-        groups = [_records(parsed[n][1], table) for n in fill]
-        try:
-            results: list[Validated | Exception] = list(validate_each(table, groups))
-        except Exception:  # noqa: BLE001 - not the data's fault: let each source meet it alone
-            results = [_validate_alone(table, group) for group in groups]
+        results = validate_each(table, [_records(parsed[n][1], table) for n in fill])
         for n, result in zip(fill, results, strict=True):
             checked[n][table] = result
     out: list[SourceBatch | Exception] = []
@@ -205,13 +201,6 @@ def validate_sources(parsed: Sequence[tuple[Source, Sequence[ParseItem], int]]) 
         except Exception as exc:  # noqa: BLE001 - one source's failure is its own
             out.append(exc)
     return out
-
-
-def _validate_alone(table: str, records: Sequence[ParseItem]) -> Validated | Exception:
-    try:
-        return validate(table, records)
-    except Exception as exc:  # noqa: BLE001 - the source's own failure, recorded on its run
-        return exc
 
 
 def _records(items: Sequence[ParseItem], table: str) -> list[ParseItem]:

@@ -58,24 +58,24 @@ def validate(table: str, records: Sequence[Record]) -> Validated:
     return _split(contract, unique, frame, rejected, reasons, check_rest=True)
 
 
-def validate_each(table: str, groups: Sequence[Sequence[Record]]) -> list[Validated | ParseError]:
+def validate_each(table: str, groups: Sequence[Sequence[Record]]) -> list[Validated | Exception]:
     """`validate(table, group)` of every group (a source's records), in one pandera pass over all.
 
     Most of pandera's cost is per call, not per row (about 50 ms for a handful of rows), so a
     refresh validates every source's rows of a table together. The answer is the same as one
     call per group: keys are deduplicated within a group, every check is row by row, and each
-    failure's row index names its group. A whole-batch problem (a failure with no row index)
-    sends every group through `validate` alone, so its `ParseError` lands on its own group.
+    failure's row index names its group. A whole-batch problem (a failure with no row index), or
+    any error of the joint pass, sends every group through `validate` alone, so the error lands
+    on its own group (returned in its place, not raised).
     """
     contract = CONTRACTS[table]
-    deduped = [_unique(contract, records) for records in groups]
-    frames = [_frame(contract, unique) for unique, _ in deduped]
-    joint = pl.concat(frames) if frames else _frame(contract, [])
     try:
-        reasons = _failures(contract, joint)
-    except ParseError:
+        deduped = [_unique(contract, records) for records in groups]
+        frames = [_frame(contract, unique) for unique, _ in deduped]
+        reasons = _failures(contract, pl.concat(frames) if frames else _frame(contract, []))
+    except Exception:  # noqa: BLE001 - not necessarily every group's fault: let each meet it alone
         return [_validate_alone(table, records) for records in groups]
-    out: list[Validated | ParseError] = []
+    out: list[Validated | Exception] = []
     start = 0
     for (unique, rejected), frame in zip(deduped, frames, strict=True):
         end = start + frame.height
@@ -88,10 +88,10 @@ def validate_each(table: str, groups: Sequence[Sequence[Record]]) -> list[Valida
     return out
 
 
-def _validate_alone(table: str, records: Sequence[Record]) -> Validated | ParseError:
+def _validate_alone(table: str, records: Sequence[Record]) -> Validated | Exception:
     try:
         return validate(table, records)
-    except ParseError as exc:
+    except Exception as exc:  # noqa: BLE001 - this group's own failure, handed back in its place
         return exc
 
 
