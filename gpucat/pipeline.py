@@ -344,7 +344,7 @@ def refresh_source(
         previous = None
         if options.record_dir is None:  # a recording fetches in full: a capture must hold every body
             with writer.open() as con:
-                previous = validators.load(con, source.name)
+                previous = validators.load_all(con).get(source.name)
     except Exception as exc:  # noqa: BLE001
         return record_outcome_in(writer, run, exc)
     return load_prepared(writer, [prepare_source(source, options, previous, rates, run)])[0][0]

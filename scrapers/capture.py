@@ -114,10 +114,14 @@ def manifest_files(root: Path) -> list[Path]:
 
 
 def read_manifest(root: Path) -> list[CaptureEntry]:
+    return list(_capture_index(root)[0])
+
+
+def _capture_index(root: Path) -> tuple[list[CaptureEntry], dict[tuple[str, str, str | None], CaptureEntry]]:
     files = manifest_files(root)
     if not files:
         raise UserInputError(f"{root} is not a capture directory (no {MANIFEST})")
-    return list(_index(files)[0])
+    return _index(files)
 
 
 # Parsed manifests by their files' paths and bytes: every source of a replayed refresh builds its
@@ -178,10 +182,7 @@ class ReplayTransport(httpx.BaseTransport):
     """Serves captured responses. Unknown requests raise `ReplayMiss`; edited bodies are refused."""
 
     def __init__(self, root: Path):
-        files = manifest_files(root)
-        if not files:
-            raise UserInputError(f"{root} is not a capture directory (no {MANIFEST})")
-        self._entries = _index(files)[1]  # shared between transports: read only
+        self._entries = _capture_index(root)[1]  # shared between transports: read only
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()

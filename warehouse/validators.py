@@ -17,11 +17,6 @@ from warehouse.db import query_sql, transaction
 from warehouse.load import VERSIONS_TABLE, RunRecord, record_run
 
 
-def load(con: duckdb.DuckDBPyConnection, source: str) -> Validators | None:
-    row = con.execute(query_sql("source_validators"), {"source": source}).fetchone()
-    return None if row is None else Validators(*row)
-
-
 def load_all(con: duckdb.DuckDBPyConnection) -> dict[str, Validators]:
     """Source -> its validators, for every source that has some (one query for a whole refresh)."""
     return {row[0]: Validators(*row[1:]) for row in con.execute(query_sql("all_source_validators")).fetchall()}
