@@ -21,12 +21,15 @@ from collections.abc import Iterator, Mapping
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from schemas.errors import DatabaseBusy, DatabaseMissing, GpucatError
-from warehouse import lake, lake_schema
+from warehouse import lake
+
+if TYPE_CHECKING:
+    from warehouse import lake_schema  # imported where a lake needs it: read commands on a file never do
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
@@ -82,6 +85,8 @@ def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
 
     Macros live in the session on a lake, so readers define them too, and so does every cursor.
     """
+    from warehouse import lake_schema
+
     con = lake.attach(url, read_only=read_only)
     try:
         if read_only:
@@ -106,6 +111,8 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
     Not by replaying the transaction (`lake.LakeConnection`): the list of pending migrations
     must be read again.
     """
+    from warehouse import lake_schema
+
     for attempt in range(lake.RETRIES + 1):
         try:
             migrate(con, rewrite=lake_schema.lake_statement)
@@ -122,6 +129,8 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
 
 def lake_constraints() -> list[lake_schema.Dropped]:
     """The keys and checks the migrations declare that a lake cannot (checked by `lake_schema.violations`)."""
+    from warehouse import lake_schema
+
     return lake_schema.dropped_constraints([s for f in migration_files() for s in split_statements(f.read_text(encoding="utf-8"))])
 
 
@@ -340,6 +349,8 @@ def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any]) ->
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
             con.unregister("reference_frame")
         if isinstance(con, lake.LakeConnection):  # no PRIMARY KEY there: check the keys before the commit
+            from warehouse import lake_schema
+
             broken = lake_schema.violations(con, lake_constraints(), tables=set(frames))
             if broken:
                 raise GpucatError("reference data breaks its keys: " + "; ".join(broken))
