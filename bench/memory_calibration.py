@@ -35,9 +35,12 @@ from gpucat.memory.calibration import (
     AIM_MEDIAN_ABS_ERROR,
     NAIVE_RULES,
     PointResult,
+    band_coverage,
     compute_bands,
     constants_report,
+    direction,
     evaluate,
+    held_out_band_coverage,
     held_to_aim,
     load_points,
     loso_results,
@@ -45,7 +48,9 @@ from gpucat.memory.calibration import (
     within,
 )
 
-OOS_AIM_MEDIAN, OOS_AIM_WITHIN, OOS_BOUND = 0.12, 0.80, 0.25
+OOS_AIM_MEDIAN, OOS_AIM_WITHIN, OOS_BOUND = 0.10, 0.80, 0.25
+AIM_SIGNED_MEDIAN = 0.03  # the estimate should not lean low (or high) by more than this
+AIM_COVERAGE = (0.75, 0.90)  # share of held-out measurements inside their band, per method
 BANDS_PATH = Path(__file__).resolve().parents[1] / "gpucat/memory/data/error_bands.json"
 
 
@@ -126,13 +131,13 @@ def out_of_sample_lines(results: list[PointResult]) -> list[str]:
             return f"{'':>34}"
         return f"n={s.count:<3} median |err| {s.median_abs_error:5.1%}  +-25%: {within(errors, OOS_BOUND):>3}/{s.count:<3}"
 
-    lines = [f"{'source held out':<22} {'toolchain':<18} {'in sample':<44} {'left out (LOSO)':<44} allocator margin"]
+    lines = [f"{'source held out':<22} {'toolchain':<18} {'in sample':<44} {'left out (LOSO)':<44} margin / overhead"]
     for source in sorted({p.group for p in points}):
         ins = [r for r in results if r.point.group == source]
         outs = [r for r in by_pub if r.point.group == source]
         tool = ins[0].point.toolchain
         lines.append(f"{source:<22} {tool:<18} {figures(ins):<44} {figures(outs):<44} "
-                     f"{fitted_pub[source].allocator_margin:.2f}")
+                     f"{fitted_pub[source].allocator_margin:.2f} / {fitted_pub[source].activation_overhead:.2f}")
     n_sources = len({r.point.group for r in results if r.point.id in held_ids})
     n_tools = len({r.point.toolchain for r in results if r.point.id in held_ids})
     lines.append(f"{'all':<22} {f'{n_sources} sources':<18} {figures(results):<44} {figures(by_pub):<44}")
@@ -146,12 +151,34 @@ def out_of_sample_lines(results: list[PointResult]) -> list[str]:
           and s.count >= 80 and n_sources >= 8)
     lines.append(f"out-of-sample aim (LOSO median <= {OOS_AIM_MEDIAN:.0%}, >= {OOS_AIM_WITHIN:.0%} within "
                  f"+-{OOS_BOUND:.0%}, >= 80 points, >= 8 sources): {'meets' if ok else 'MISSES'}")
+    lines += ["", "Direction (signed error = (estimate - measured) / measured; under = estimate below the measurement):"]
+    for name, rs in (("in sample", results), ("LOSO", by_pub)):
+        d = direction([r.error for r in rs if r.point.id in held_ids])
+        lines.append(f"  {name:<10} n={d.count:<4} signed median {d.median_signed_error:+6.1%}   "
+                     f"under-estimates {d.under}/{d.count} ({d.under_share:.0%})")
+    d = direction([r.error for r in by_pub if r.point.id in held_ids])
+    lines.append(f"direction aim (LOSO signed median within +-{AIM_SIGNED_MEDIAN:.0%}): "
+                 f"{'meets' if abs(d.median_signed_error) <= AIM_SIGNED_MEDIAN else 'MISSES'}")
+    lines += ["", "Band coverage (held points whose measurement lies inside the band of their LOSO estimate):"]
+    shipped = compute_bands(by_pub)
+    own, new_source = band_coverage(by_pub, shipped), held_out_band_coverage(by_pub)
+    cover_ok = True
+    for method in sorted(own):
+        inside, n = own[method]
+        inside_new, n_new = new_source.get(method, (0, 0))
+        lines.append(f"  {method:<6} bands from every source: {inside:>3}/{n:<3} ({inside / n:.0%})   "
+                     f"bands without the point's source: {inside_new:>3}/{n_new:<3} ({inside_new / max(n_new, 1):.0%})")
+        if method != "all":
+            cover_ok &= AIM_COVERAGE[0] <= inside / n <= AIM_COVERAGE[1]
+    lines.append(f"coverage aim ({AIM_COVERAGE[0]:.0%}..{AIM_COVERAGE[1]:.0%} per method, shipped bands): "
+                 f"{'meets' if cover_ok else 'MISSES'}")
     lines += ["", "Fitted and set constants:"]
     for c in constants_report(points):
         lines.append(f"  {c.name} = {c.value:g}: {c.basis}")
         if c.fitted_on:
             lines.append(f"    fitted on {len(c.fitted_on)} points: {', '.join(c.fitted_on)}")
-    lines += ["", "Error bands (leave-one-source-out signed error, 10th..90th percentile; estimate / (1 + err)):"]
+    lines += ["", "Error bands (leave-one-source-out signed error, 10th..90th percentile; "
+                  "band = estimate / (1 + err), widened to contain the estimate):"]
     for key, band in compute_bands(by_pub).items():
         lines.append(f"  {key:<16} n={band['n']:<3} {band['low']:+7.1%} .. {band['high']:+7.1%}   "
                      f"median |err| {band['median_abs']:.1%}")
@@ -161,11 +188,12 @@ def out_of_sample_lines(results: list[PointResult]) -> list[str]:
 def write_bands(results: list[PointResult]) -> None:
     by_pub, _ = loso_results(tuple(r.point for r in results), "group")
     BANDS_PATH.write_text(json.dumps({
-        "about": "Written by bench/memory_calibration.py --write-bands: per method/sharding class, the 10th "
-                 "and 90th percentile (low, high) of the leave-one-source-out signed error (estimate - "
+        "about": "Written by bench/memory_calibration.py --write-bands: per method/sharding class, the 5th "
+                 "and 95th percentile (low, high) of the leave-one-source-out signed error (estimate - "
                  "measured) / measured over held calibration points, their count n and median |error|. "
-                 "gpucat.memory.bands reads it.",
-        "bands": compute_bands(by_pub),
+                 "coverage: per method, the share of held points inside their band. gpucat.memory.bands reads it.",
+        "bands": (bands := compute_bands(by_pub)),
+        "coverage": {m: round(inside / n, 3) for m, (inside, n) in band_coverage(by_pub, bands).items()},
     }, indent=2) + "\n", encoding="utf-8")
 
 

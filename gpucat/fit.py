@@ -6,9 +6,14 @@ returns the offers where that fits: one instance with N GPUs, or identical insta
 a multi-node fabric. Each offer is kept at its smallest fitting N, ranked by the hourly price of
 the whole configuration.
 
-Each row says "fits" or "tight": tight when the high end of the estimate's error band (taken
-from the leave-one-source-out evaluation, `MemoryEstimate.per_gpu_gb_high`) exceeds the usable
-memory, i.e. the estimate fits but a run like those the estimator misjudged would not.
+Each row says "fits" or "tight", decided against the estimate's error band (taken from the
+leave-one-source-out evaluation, `MemoryEstimate.per_gpu_gb_low`/`_high`), by `risk`:
+
+- "safe" (the default) avoids renting a card that runs out of memory: a configuration fits when
+  the band's top fits the usable memory; it is tight when only the point estimate fits; it is
+  left out when the point estimate does not fit.
+- "likely" avoids passing over a card that would have done: it fits when the point estimate
+  fits; it is tight when only the band's low end fits; left out below that.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from gpucat.memory import MemoryEstimate, ModelArch, TrainSettings, per_gpu_need
 from warehouse.db import query_sql
 
 GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+RISKS = ("safe", "likely")
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,7 @@ class FitOptions:
     available_only: bool = False
     include_stale: bool = False
     limit: int = 30
+    risk: str = "safe"  # see the module docstring
 
 
 @dataclass(frozen=True)
@@ -57,11 +64,14 @@ def gpu_counts(settings: TrainSettings, max_gpus: int) -> tuple[int, ...]:
 def fit(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings, options: FitOptions) -> FitResult:
     if not 0 <= options.headroom < 1:
         raise UserInputError(f"--headroom must be a fraction in [0, 1), got {options.headroom}")
+    if options.risk not in RISKS:
+        raise UserInputError(f"--risk must be one of {', '.join(RISKS)}, got {options.risk!r}")
     estimates = per_gpu_need(arch, replace(settings, gpus=1), gpu_counts(settings, options.max_gpus))
     best: dict[tuple[str, str], dict[str, Any]] = {}
     for n, estimate in sorted(estimates.items()):
+        listed_from, _ = thresholds(estimate, options.risk)
         params = {
-            "per_gpu_gb": estimate.per_gpu_gb,
+            "per_gpu_gb": listed_from,
             "gpus": n,
             "headroom": options.headroom,
             "providers": [p.lower() for p in options.providers],
@@ -75,26 +85,43 @@ def fit(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings
             row = dict(zip(columns, values, strict=True))
             key = (row["provider"], row["offer_id"])
             if key not in best:  # counts ascend: the first fit is the smallest configuration
-                row["fit"] = fit_status(row, estimate)
+                row["need_gb_per_gpu"] = estimate.per_gpu_gb
+                row["fit"] = fit_status(row, estimate, options.risk)
+                row["need_gb_per_gpu_low"] = estimate.per_gpu_gb_low
                 row["need_gb_per_gpu_high"] = estimate.per_gpu_gb_high
-                row["notes"] = notes(row, estimate)
+                row["notes"] = notes(row, estimate, options.risk)
                 best[key] = row
     rows = sorted(best.values(), key=lambda r: (r["usd_per_hour_total"], r["gpus_total"], r["provider"], r["offer_id"]))
     return FitResult(estimates=estimates, rows=rows[: options.limit], stale_sources=stale_sources(con))
 
 
-def fit_status(row: dict[str, Any], estimate: MemoryEstimate) -> str:
-    """"tight" when the error band's high end does not fit the usable memory, else "fits"."""
-    high = estimate.per_gpu_gb_high
-    return "tight" if high is not None and high > row["usable_gb_per_gpu"] else "fits"
+def thresholds(estimate: MemoryEstimate, risk: str = "safe") -> tuple[float, float]:
+    """(listed from, fits from): the per-GPU need an offer must hold to be listed at all, and to
+    be a clean fit rather than tight. Without a band both are the point estimate."""
+    point = estimate.per_gpu_gb
+    if risk == "likely":
+        return (estimate.per_gpu_gb_low if estimate.per_gpu_gb_low is not None else point), point
+    return point, (estimate.per_gpu_gb_high if estimate.per_gpu_gb_high is not None else point)
 
 
-def notes(row: dict[str, Any], estimate: MemoryEstimate) -> list[str]:
+def fit_status(row: dict[str, Any], estimate: MemoryEstimate, risk: str = "safe") -> str:
+    """"fits" when the decision threshold (the band's top under "safe", the point estimate under
+    "likely") is within the usable memory, else "tight" (the row is listed, so its lower
+    threshold fits)."""
+    _, fits_from = thresholds(estimate, risk)
+    return "fits" if fits_from <= row["usable_gb_per_gpu"] else "tight"
+
+
+def notes(row: dict[str, Any], estimate: MemoryEstimate, risk: str = "safe") -> list[str]:
     """What the user should know before renting this configuration for this job."""
     out = []
     if row.get("fit") == "tight":
-        out.append(f"tight: error band reaches {estimate.per_gpu_gb_high:.1f} GB, "
-                   f"{row['usable_gb_per_gpu']:.1f} GB usable")
+        if risk == "likely":
+            out.append(f"tight: estimate {estimate.per_gpu_gb:.1f} GB exceeds {row['usable_gb_per_gpu']:.1f} GB "
+                       "usable; the error band's low end fits")
+        else:
+            out.append(f"tight: error band reaches {estimate.per_gpu_gb_high:.1f} GB, "
+                       f"{row['usable_gb_per_gpu']:.1f} GB usable")
     if estimate.requires.get("bf16") and not row["gpu_bf16"]:
         out.append("no bf16 on this GPU: use --precision fp16-mixed or fp32")
     if estimate.requires.get("nf4") and not row["gpu_bnb_4bit"]:

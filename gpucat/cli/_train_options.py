@@ -45,6 +45,10 @@ PrecisionOption = Annotated[str, typer.Option(
 OptimizerOption = Annotated[str, typer.Option(
     "--optimizer", rich_help_panel=NUMERICS, help="adamw | adamw-8bit | paged-adamw-8bit | sgd (momentum) | adafactor.",
 )]
+OptimizerImplOption = Annotated[str, typer.Option(
+    "--optimizer-impl", rich_help_panel=NUMERICS,
+    help="foreach (PyTorch's and transformers' default AdamW: one state-sized temporary at the step) | fused | per-tensor.",
+)]
 LoraRankOption = Annotated[int | None, typer.Option(
     "--lora-rank", show_default=False, rich_help_panel=LORA, help="LoRA rank r (default 16).",
 )]
@@ -58,6 +62,14 @@ LoraDropoutOption = Annotated[float | None, typer.Option(
 )]
 QuantOption = Annotated[str | None, typer.Option(
     "--quant", show_default=False, rich_help_panel=LORA, help="qlora base weights: nf4-dq (default) | nf4 | int8.",
+)]
+PeftUpcastOption = Annotated[bool | None, typer.Option(
+    "--peft-upcast/--no-peft-upcast", show_default=False, rich_help_panel=LORA,
+    help="qlora: PEFT's prepare_model_for_kbit_training casts embeddings, head and norms to fp32 (default on; off for LitGPT, torchtune).",
+)]
+BitsandbytesOption = Annotated[str, typer.Option(
+    "--bitsandbytes", rich_help_panel=LORA,
+    help="current | old (before 0.43.2: every 4-bit linear keeps its input for backward).",
 )]
 BatchOption = Annotated[int, typer.Option("--batch", "-b", rich_help_panel=BATCH, help="Micro-batch per GPU, in sequences.")]
 SeqLenOption = Annotated[int, typer.Option(
@@ -102,8 +114,9 @@ def _options(gpus: bool, default_sharding: str) -> list[inspect.Parameter]:
     defaults = TrainingRequest()
     spec: list[tuple[str, Any]] = [
         ("model", ModelOption), ("config", ConfigOption), ("method", MethodOption), ("precision", PrecisionOption),
-        ("optimizer", OptimizerOption), ("lora_rank", LoraRankOption), ("lora_targets", LoraTargetsOption),
-        ("lora_dropout", LoraDropoutOption), ("quant", QuantOption), ("batch", BatchOption), ("seq_len", SeqLenOption),
+        ("optimizer", OptimizerOption), ("optimizer_impl", OptimizerImplOption), ("lora_rank", LoraRankOption), ("lora_targets", LoraTargetsOption),
+        ("lora_dropout", LoraDropoutOption), ("quant", QuantOption), ("peft_upcast", PeftUpcastOption),
+        ("bitsandbytes", BitsandbytesOption), ("batch", BatchOption), ("seq_len", SeqLenOption),
         ("target_len", TargetLenOption), ("grad_checkpointing", CheckpointingOption), ("attention", AttentionOption),
         ("cross_entropy", CrossEntropyOption), ("grad_accum", GradAccumOption),
         *([("gpus", GpusOption)] if gpus else []),

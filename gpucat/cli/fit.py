@@ -32,6 +32,10 @@ def fit_command(  # type: ignore[no-untyped-def]
     include_stale: Annotated[bool, typer.Option(
         "--include-stale", rich_help_panel=OFFERS, help="Keep offers of sources past their freshness budget (left out by default).",
     )] = False,
+    risk: Annotated[str, typer.Option(
+        "--risk", rich_help_panel=OFFERS,
+        help="safe: fits only when the error band's top fits, tight when only the estimate does | likely: fits when the estimate fits, tight when only the band's low end does.",
+    )] = "safe",
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many configurations.", min=1)] = 30,
     columns: ColumnsOption = None,
     db: DbOption = None,
@@ -64,6 +68,7 @@ def fit_command(  # type: ignore[no-untyped-def]
         available_only=available,
         include_stale=include_stale,
         limit=limit,
+        risk=risk,
     )
     with connect(db, read_only=True) as con:
         result = fit(con, arch, settings, options)
@@ -77,7 +82,9 @@ def fit_command(  # type: ignore[no-untyped-def]
             {
                 "model": arch.name,
                 "per_gpu_gb": {str(n): e.per_gpu_gb for n, e in result.estimates.items()},
+                "per_gpu_gb_low": {str(n): e.per_gpu_gb_low for n, e in result.estimates.items()},
                 "per_gpu_gb_high": {str(n): e.per_gpu_gb_high for n, e in result.estimates.items()},
+                "risk": risk,
                 "headroom": headroom,
                 "stale_sources": result.stale_sources,
                 "include_stale": include_stale,

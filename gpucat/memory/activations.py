@@ -52,6 +52,10 @@ class ActivationPolicy:
     lora_modules: frozenset[str] = frozenset()
     lora_dropout: bool = False
     compiled: bool = False  # torch.compile: pointwise intermediates recomputed in backward
+    logits_bytes: int = 0  # bytes per logit when they differ from act_bytes (fp32 output projection); 0: act_bytes
+    # LLM.int8 linears (bitsandbytes MatMul8bitLt) save an int8 copy of their input next to the
+    # 16-bit input itself (`ctx.tensors = (CAt, subA, A)`): bytes per input element, 0 otherwise.
+    int8_input_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,9 @@ def layer_bytes(arch: ModelArch, p: ActivationPolicy, keys: int, moe_layer: bool
     if arch.norms_per_layer == 4:
         kept += 2 * _norm(arch, p)  # Gemma 2/3 post-attention and post-MLP norms
     kept += _attention(arch, p, keys) + _ffn(arch, p, moe_layer) + _lora_extras(arch, p)
+    if p.int8_input_bytes:  # each int8 linear quantizes and keeps its own input
+        mlp_width = (2 if arch.mlp == "gated" else 1) * arch.hidden_size + arch.intermediate_size
+        kept += p.int8_input_bytes * (3 * arch.hidden_size + arch.q_dim + mlp_width)
     return kept
 
 
@@ -192,7 +199,7 @@ def logits_bytes_per_element(p: ActivationPolicy, cross_entropy: str) -> float:
     chunked loss under torch.compile); the compute-dtype logits are still counted, which is
     conservative for kernels that never materialise them.
     """
-    a = p.act_bytes
+    a = p.logits_bytes or p.act_bytes
     if cross_entropy == "standard":
         return a + 12
     if cross_entropy == "chunked":

@@ -22,7 +22,7 @@ from importlib import resources
 from typing import Any
 
 from gpucat.memory.archs import ModelArch, get_model_arch
-from gpucat.memory.bands import HIGH_PERCENTILE, LOW_PERCENTILE, band_keys
+from gpucat.memory.bands import HIGH_PERCENTILE, LOW_PERCENTILE, band_keys, error_limits, pick_band
 from gpucat.memory.estimator import (
     CUDA_CONTEXT_GB,
     FITTED,
@@ -221,29 +221,52 @@ def margin_fit_points(points: tuple[CalibrationPoint, ...]) -> tuple[Calibration
     return tuple(p for p in points if is_held(p) and p.metric == "reserved")
 
 
-def fit_allocator_margin(points: tuple[CalibrationPoint, ...]) -> float:
-    """The allocator margin where the median signed error over the reserved points is zero
-    (bisection: the error grows with the margin), rounded to 0.01; the shipped value if none."""
-    fit_on = margin_fit_points(points)
-    if not fit_on:
-        return FITTED.allocator_margin
+def overhead_fit_points(points: tuple[CalibrationPoint, ...]) -> tuple[CalibrationPoint, ...]:
+    """The points the activation overhead is fitted on: held points whose metric leaves the
+    allocator out (allocated, active), so the fit does not depend on the allocator margin."""
+    return tuple(p for p in points if is_held(p) and p.metric in ("allocated", "active"))
 
-    def median_error(margin: float) -> float:
-        return statistics.median(r.error for r in evaluate(fit_on, FittedConstants(allocator_margin=margin)))
 
-    lo, hi = 0.0, 1.0
+def _zero_median(fit_on: tuple[CalibrationPoint, ...], make: Any, lo: float, hi: float) -> float:
+    """The value in [lo, hi] where the median signed error over `fit_on` is zero (bisection: the
+    error grows with the value), rounded to 0.01."""
+
+    def median_error(value: float) -> float:
+        return statistics.median(r.error for r in evaluate(fit_on, make(value)))
+
     if median_error(lo) >= 0:
         return lo
     if median_error(hi) <= 0:
         return hi
-    for _ in range(20):
+    for _ in range(12):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if median_error(mid) < 0 else (lo, mid)
     return round((lo + hi) / 2, 2)
 
 
+def fit_activation_overhead(points: tuple[CalibrationPoint, ...]) -> float:
+    """The activation overhead where the median signed error over the points measured without
+    the allocator margin is zero; the shipped value if there are none."""
+    fit_on = overhead_fit_points(points)
+    if not fit_on:
+        return FITTED.activation_overhead
+    return _zero_median(fit_on, lambda k: replace(FITTED, activation_overhead=k), 1.0, 2.0)
+
+
+def fit_allocator_margin(points: tuple[CalibrationPoint, ...], activation_overhead: float | None = None) -> float:
+    """The allocator margin where the median signed error over the reserved points is zero, with
+    the activation overhead fitted on the same points' sources (or the one given); the shipped
+    value if there are no reserved points."""
+    fit_on = margin_fit_points(points)
+    if not fit_on:
+        return FITTED.allocator_margin
+    k = fit_activation_overhead(points) if activation_overhead is None else activation_overhead
+    return _zero_median(fit_on, lambda m: FittedConstants(allocator_margin=m, activation_overhead=k), 0.0, 1.0)
+
+
 def fit_constants(points: tuple[CalibrationPoint, ...]) -> FittedConstants:
-    return FittedConstants(allocator_margin=fit_allocator_margin(points))
+    k = fit_activation_overhead(points)
+    return FittedConstants(allocator_margin=fit_allocator_margin(points, k), activation_overhead=k)
 
 
 @dataclass(frozen=True)
@@ -257,10 +280,14 @@ class ConstantReport:
 def constants_report(points: tuple[CalibrationPoint, ...]) -> list[ConstantReport]:
     """Every constant of the estimator, with the points it was fitted on (or where it comes from)."""
     return [
+        ConstantReport("activation_overhead", FITTED.activation_overhead,
+                       tuple(p.id for p in overhead_fit_points(points)),
+                       f"median signed error zero over the allocated and active points (refit on "
+                       f"all of them: {fit_activation_overhead(points):.2f})"),
         ConstantReport("allocator_margin", FITTED.allocator_margin,
                        tuple(p.id for p in margin_fit_points(points)),
-                       f"median signed error zero over the reserved points (refit on all of them: "
-                       f"{fit_allocator_margin(points):.2f})"),
+                       f"median signed error zero over the reserved points, given the overhead (refit on all "
+                       f"of them: {fit_allocator_margin(points):.2f})"),
         ConstantReport("cuda_context_gb", CUDA_CONTEXT_GB, (), "not fitted: PyTorch >= 1.13 lazy loading, "
                        "0.3-0.5 GB (pytorch/pytorch PR #86509, issues #107667, #109888)"),
         ConstantReport("nccl_gb", NCCL_GB, (), "not fitted: a heuristic for NCCL buffers (unsourced)"),
@@ -310,3 +337,66 @@ def compute_bands(results: list[PointResult]) -> dict[str, dict[str, Any]]:
             "median_abs": round(statistics.median(abs(e) for e in errs), 3)}
         for k, errs in sorted(by_key.items())
     }
+
+
+# --- direction and band coverage ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Direction:
+    count: int
+    median_signed_error: float
+    under: int  # estimates below the measurement
+
+    @property
+    def under_share(self) -> float:
+        return self.under / self.count if self.count else float("nan")
+
+
+def direction(errors: list[float | None]) -> Direction:
+    values = [e for e in errors if e is not None]
+    if not values:
+        return Direction(0, float("nan"), 0)
+    return Direction(len(values), statistics.median(values), sum(1 for e in values if e < 0))
+
+
+def inside_band(result: PointResult, bands: dict[str, dict[str, Any]]) -> bool | None:
+    """Whether the measurement lies in the band of its estimate (None without error or band)."""
+    band = pick_band(bands, result.point.settings)
+    if result.error is None or band is None:
+        return None
+    low, high = error_limits(band)
+    return low <= result.error <= high
+
+
+def band_coverage(results: list[PointResult], bands: dict[str, dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """Per method and overall ("all"): (held points inside their band, held points)."""
+    out: dict[str, list[int]] = {}
+    for r in results:
+        inside = inside_band(r, bands) if is_held(r.point) else None
+        if inside is None:
+            continue
+        for key in (r.point.settings.method, "all"):
+            counts = out.setdefault(key, [0, 0])
+            counts[0] += inside
+            counts[1] += 1
+    return {k: (v[0], v[1]) for k, v in sorted(out.items())}
+
+
+def held_out_band_coverage(results: list[PointResult]) -> dict[str, tuple[int, int]]:
+    """Band coverage where each source's points are judged by bands computed without that source:
+    what a new publication would see."""
+    judged: list[tuple[PointResult, dict[str, dict[str, Any]]]] = []
+    for source in sorted({r.point.group for r in results}):
+        bands = compute_bands([r for r in results if r.point.group != source])
+        judged += [(r, bands) for r in results if r.point.group == source]
+    out: dict[str, list[int]] = {}
+    for r, bands in judged:
+        inside = inside_band(r, bands) if is_held(r.point) else None
+        if inside is None:
+            continue
+        for key in (r.point.settings.method, "all"):
+            counts = out.setdefault(key, [0, 0])
+            counts[0] += inside
+            counts[1] += 1
+    return {k: (v[0], v[1]) for k, v in sorted(out.items())}

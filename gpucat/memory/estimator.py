@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
 
-from gpucat.memory.activations import ActivationPolicy, estimate_activations
+from gpucat.memory.activations import ActivationEstimate, ActivationPolicy, estimate_activations
 from gpucat.memory.archs import ModelArch, lora_targets, lora_trainable_params, param_counts
-from gpucat.memory.bands import error_band
-from gpucat.memory.settings import TrainSettings, validate_settings
+from gpucat.memory.bands import band_gb, error_band
+from gpucat.memory.settings import TrainSettings, peft_upcast_applies, validate_settings
 from gpucat.memory.states import engine_casts_params, model_states
 
 GB = 1e9
@@ -41,7 +41,13 @@ class FittedConstants:
     # Caching-allocator fragmentation, as a share of short-lived memory: the value where the median
     # signed error over the calibration set's reserved-memory points is zero
     # (`calibration.fit_allocator_margin`; refit on every held reserved point, rounded).
-    allocator_margin: float = 0.32
+    allocator_margin: float = 0.12
+    # Autograd's short-lived tensors beyond those counted layer by layer (eager RoPE copies, dtype
+    # casts, views that keep their base, kernel workspaces), as a factor on saved activations, the
+    # recompute transient and the logits: the value where the median signed error over the held
+    # points measured without the allocator (allocated, active) is zero
+    # (`calibration.fit_activation_overhead`; refit on every such point, rounded).
+    activation_overhead: float = 1.18
 
 
 FITTED = FittedConstants()
@@ -62,8 +68,9 @@ class MemoryEstimate:
     host_breakdown: dict[str, float]
     requires: dict[str, bool]  # hardware/kernel needs: bf16 support, NF4 / int8 kernels
     assumptions: list[str] = field(default_factory=list)
-    # The measured peak is likely within [low, high]: the estimate divided by (1 + the 90th and
-    # 10th percentile of the leave-one-source-out signed error of its method/sharding class).
+    # The measured peak is likely within [low, high] (gpucat.memory.bands.band_gb): the estimate
+    # divided by (1 + the 90th and 10th percentile of the leave-one-source-out signed error of its
+    # method/sharding class), widened to contain the estimate: low <= per_gpu_gb <= high.
     per_gpu_gb_low: float | None = None
     per_gpu_gb_high: float | None = None
     error_band: dict | None = None
@@ -97,12 +104,26 @@ def _activation_policy(s: TrainSettings, notes: list[str]) -> ActivationPolicy:
     adapted = frozenset() if s.method == "full" else frozenset(lora_targets(s.lora_targets))
     every_linear = frozenset({"q", "k", "v", "o", "gate", "up", "down", "lm_head"})
     saved_inputs = every_linear if s.method == "full" else adapted
-    if s.method == "qlora" and s.bnb_keeps_4bit_inputs:
-        saved_inputs = saved_inputs | {"q", "k", "v", "o", "gate", "up", "down"}
+    block = {"q", "k", "v", "o", "gate", "up", "down"}
+    int8 = s.method == "qlora" and s.quant == "int8"
+    if s.method == "qlora" and s.bnb_keeps_4bit_inputs and not int8:
+        saved_inputs = saved_inputs | block
         notes.append("bitsandbytes < 0.43.2: every 4-bit linear keeps its input until backward")
+    if int8:
+        saved_inputs = saved_inputs | block
+        notes.append("int8 (LLM.int8): every int8 linear keeps its 16-bit input and an int8 copy of it "
+                     "for backward (bitsandbytes MatMul8bitLt saves CAt, subA and A)")
+    autocast = s.precision in ("bf16-mixed", "fp16-mixed") and not engine_casts_params(s)
+    upcast = peft_upcast_applies(s)
+    if upcast and not autocast:
+        notes.append("PEFT prepare_model_for_kbit_training: embeddings, norms and output projection in fp32, "
+                     "so the residual stream and the logits are fp32 (4-bit linears cast back to their "
+                     "input's dtype); --no-peft-upcast for LitGPT, torchtune or Answer.AI's FSDP script")
     return ActivationPolicy(
         act_bytes=4 if s.precision == "fp32" else 2,
-        autocast=s.precision in ("bf16-mixed", "fp16-mixed") and not engine_casts_params(s),
+        autocast=autocast or upcast,
+        logits_bytes=4 if upcast and not autocast else 0,
+        int8_input_bytes=1 if int8 else 0,
         saved_inputs=saved_inputs,
         norms_trainable=s.method == "full",
         flash=s.attention == "flash",
@@ -135,13 +156,15 @@ def estimate_memory(
         arch, _activation_policy(s, notes), batch=s.batch_size, seq_len=s.seq_len,
         target_len=target_len, checkpointing=s.grad_checkpointing, cross_entropy=s.cross_entropy,
     )
+    k = fitted.activation_overhead
+    acts = ActivationEstimate(acts.saved * k, acts.recompute * k, acts.logits * k)
     saved = acts.saved
     if not s.compile:
         compiled = estimate_activations(
             arch, _activation_policy(replace(s, compile=True), []), batch=s.batch_size, seq_len=s.seq_len,
             target_len=target_len, checkpointing=s.grad_checkpointing, cross_entropy=s.cross_entropy,
         )
-        saving = acts.saved + acts.recompute - compiled.saved - compiled.recompute
+        saving = acts.saved + acts.recompute - k * (compiled.saved + compiled.recompute)
         notes.append(f"eager mode assumed; torch.compile (TrainSettings.compile) recomputes pointwise "
                      f"intermediates in backward: {saving / GB:.2f} GB fewer saved activations here")
     else:
@@ -154,7 +177,7 @@ def estimate_memory(
             cross_entropy=s.cross_entropy,
         )
         notes.append(f"bitsandbytes >= 0.43.2 assumed: 4-bit linears keep no input of their own; with older "
-                     f"versions saved activations grow by {(legacy.saved - acts.saved) / GB:.2f} GB "
+                     f"versions saved activations grow by {(k * legacy.saved - acts.saved) / GB:.2f} GB "
                      "(TrainSettings.bnb_keeps_4bit_inputs)")
     if s.offload_activations:
         on_gpu = saved * min(1.0, 2 / (arch.n_layers + arch.n_encoder_layers))
@@ -192,8 +215,12 @@ def estimate_memory(
         "zero_gather_buffer": st.zero_gather_buffer,
     }
     # The step's own temporaries: one tensor's worth for per-tensor implementations (fused AdamW,
-    # bitsandbytes, for-loop). PyTorch's foreach AdamW holds a state-sized list instead: not modelled.
+    # bitsandbytes, for-loop). PyTorch's foreach AdamW (its default on CUDA, and transformers'
+    # `adamw_torch`) computes sqrt(exp_avg_sq) for every tensor at once
+    # (`torch._foreach_sqrt(device_exp_avg_sqs)` in torch/optim/adamw.py): one state-sized temporary.
     step_temp = 0.0 if s.offload != "none" else largest_tensor * 4 / div_grads
+    if foreach_step_applies(s):
+        step_temp = max(step_temp, st.optimizer_states / 2)
     optimizer_step = {"gradients": grads_step, "optimizer_step_temp": step_temp}
     margin_fb = margin_rate * (saved + max(acts.logits, acts.recompute) + dequant + st.zero_gather_buffer)
     margin_step = margin_rate * step_temp
@@ -227,11 +254,17 @@ def estimate_memory(
                   "nf4": s.method == "qlora" and s.quant.startswith("nf4"),
                   "int8": s.method == "qlora" and s.quant == "int8"},
         assumptions=notes,
-        per_gpu_gb_low=None if band is None else round(per_gpu_gb / (1 + band["high"]), 3),
-        per_gpu_gb_high=None if band is None else round(per_gpu_gb / (1 + band["low"]), 3),
+        per_gpu_gb_low=None if band is None else round(band_gb(per_gpu_gb, band)[0], 3),
+        per_gpu_gb_high=None if band is None else round(band_gb(per_gpu_gb, band)[1], 3),
         error_band=band,
         not_modelled=not_modelled(arch, s),
     )
+
+
+def foreach_step_applies(s: TrainSettings) -> bool:
+    """torch AdamW's foreach step on the GPU (not offloaded, not applied inside backward)."""
+    return (s.optimizer == "adamw" and s.optimizer_impl == "foreach" and s.offload == "none"
+            and not s.optimizer_in_backward)
 
 
 def _general_notes(arch: ModelArch, s: TrainSettings, phase: str, target_len: int, margin_rate: float) -> list[str]:
@@ -265,9 +298,12 @@ def _general_notes(arch: ModelArch, s: TrainSettings, phase: str, target_len: in
         notes.append("adafactor: factored second moment, no first moment (transformers' default)")
     if s.optimizer == "sgd":
         notes.append("sgd: one momentum buffer per parameter")
-    if s.optimizer == "adamw" and s.offload == "none":
-        notes.append("adamw: a fused or per-tensor step; PyTorch's default foreach step can add one "
-                     "state-sized temporary list")
+    if foreach_step_applies(s):
+        notes.append("adamw foreach (PyTorch's default): the step holds one state-sized temporary "
+                     "(sqrt of the second moment for every tensor); --optimizer-impl fused or per-tensor "
+                     "holds one tensor's worth")
+    elif s.optimizer == "adamw" and s.offload == "none" and not s.optimizer_in_backward:
+        notes.append(f"adamw {s.optimizer_impl}: the step's temporaries are one tensor's worth")
     if s.method == "qlora" and s.sharding in ("zero3", "fsdp") and s.gpus > 1:
         notes.append("sharding 4-bit weights needs bnb_4bit_quant_storage set to the compute dtype (FSDP-QLoRA)")
     return notes

@@ -50,6 +50,7 @@ class TrainingRequest:
     method: str | None = None
     precision: str = "bf16-true"
     optimizer: str = "adamw"
+    optimizer_impl: str = "foreach"
     lora_rank: int | None = None
     lora_targets: str | None = None
     lora_dropout: float | None = None
@@ -66,6 +67,8 @@ class TrainingRequest:
     offload: str = "none"
     offload_activations: bool = False
     optimizer_in_backward: bool = False
+    peft_upcast: bool | None = None  # None: PEFT's fp32 upcast assumed for qlora
+    bitsandbytes: str = "current"
 
     def arch(self, client_factory: Callable[[], httpx.Client] | None = None) -> ModelArch:
         return model_from_options(model=self.model, config=self.config, allow_hub=not self.offline, client_factory=client_factory)
@@ -81,6 +84,10 @@ class TrainingRequest:
                 raise UserInputError(f"{', '.join(given)} applies to --method lora or qlora, not full")
         if self.quant is not None and self.method != "qlora":
             raise UserInputError("--quant applies to --method qlora")
+        if self.peft_upcast is not None and self.method != "qlora":
+            raise UserInputError("--peft-upcast/--no-peft-upcast applies to --method qlora")
+        if self.bitsandbytes not in ("current", "old"):
+            raise UserInputError(f"--bitsandbytes must be one of current, old, got {self.bitsandbytes!r}")
         if self.lora_targets is not None and self.lora_targets not in LORA_TARGET_PRESETS:
             raise UserInputError(f"--lora-targets must be one of {', '.join(LORA_TARGET_PRESETS)}, got {self.lora_targets!r}")
         defaults = TrainSettings()
@@ -88,6 +95,7 @@ class TrainingRequest:
             method=self.method,  # type: ignore[arg-type]  # checked by validate_settings
             precision=self.precision,  # type: ignore[arg-type]
             optimizer=self.optimizer,  # type: ignore[arg-type]
+            optimizer_impl=self.optimizer_impl,  # type: ignore[arg-type]
             lora_rank=self.lora_rank if self.lora_rank is not None else defaults.lora_rank,
             lora_targets=self.lora_targets if self.lora_targets is not None else defaults.lora_targets,
             lora_dropout=self.lora_dropout if self.lora_dropout is not None else defaults.lora_dropout,
@@ -104,6 +112,8 @@ class TrainingRequest:
             offload=self.offload,  # type: ignore[arg-type]
             offload_activations=self.offload_activations,
             optimizer_in_backward=self.optimizer_in_backward,
+            peft_upcast=self.peft_upcast if self.peft_upcast is not None else defaults.peft_upcast,
+            bnb_keeps_4bit_inputs=self.bitsandbytes == "old",
         )
         validate_settings(arch, settings)
         return settings

@@ -21,6 +21,8 @@ Offload = Literal["none", "optimizer", "params"]
 Attention = Literal["flash", "eager"]
 CrossEntropy = Literal["standard", "chunked", "fused"]
 Quant = Literal["nf4", "nf4-dq", "int8"]
+OptimizerImpl = Literal["foreach", "fused", "per-tensor"]
+Bitsandbytes = Literal["current", "old"]
 
 METHODS: tuple[Method, ...] = ("full", "lora", "qlora")
 PRECISIONS: tuple[Precision, ...] = ("bf16-mixed", "bf16-true", "fp16-mixed", "fp32")
@@ -30,6 +32,8 @@ OFFLOADS: tuple[Offload, ...] = ("none", "optimizer", "params")
 ATTENTIONS: tuple[Attention, ...] = ("flash", "eager")
 CROSS_ENTROPIES: tuple[CrossEntropy, ...] = ("standard", "chunked", "fused")
 QUANTS: tuple[Quant, ...] = ("nf4", "nf4-dq", "int8")
+OPTIMIZER_IMPLS: tuple[OptimizerImpl, ...] = ("foreach", "fused", "per-tensor")
+BITSANDBYTES: tuple[Bitsandbytes, ...] = ("current", "old")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,9 @@ class TrainSettings:
     method: Method = "lora"
     precision: Precision = "bf16-true"
     optimizer: Optimizer = "adamw"
+    # How torch's AdamW runs its step: "foreach" (PyTorch's default on CUDA, and transformers'
+    # `adamw_torch`) holds one state-sized temporary; "fused" and "per-tensor" one tensor's worth.
+    optimizer_impl: OptimizerImpl = "foreach"
     lora_rank: int = 16
     lora_targets: str | tuple[str, ...] = "all-linear"  # preset or module names (+ "lm_head")
     lora_dropout: float = 0.0
@@ -60,6 +67,18 @@ class TrainSettings:
     # bitsandbytes before 0.43.2 kept every 4-bit linear's input alive for backward (fixed in
     # bitsandbytes PR #1270); set for runs on those versions.
     bnb_keeps_4bit_inputs: bool = False
+    # QLoRA through PEFT's prepare_model_for_kbit_training: every non-quantized 16-bit parameter
+    # (embeddings, output projection, norms) is cast to fp32, so without autocast the residual
+    # stream and the logits are fp32 too. LitGPT, torchtune and Answer.AI's FSDP script do not.
+    peft_upcast: bool = True
+
+
+def peft_upcast_applies(s: TrainSettings) -> bool:
+    """PEFT's fp32 upcast of the non-quantized parameters, for a QLoRA run that uses it. TRL skips
+    prepare_model_for_kbit_training for sharded QLoRA (FSDP / ZeRO-3: `is_qlora and not
+    is_sharded_qlora` in trl/models/utils.py), so sharded runs keep those parameters in 16 bits."""
+    sharded = s.gpus > 1 and s.sharding in ("zero3", "fsdp")
+    return s.method == "qlora" and s.peft_upcast and s.precision in ("bf16-true",) and not sharded
 
 
 # Command-line spelling of each setting, for error messages the CLI user can act on.
@@ -68,6 +87,7 @@ FLAGS = {
     "offload": "--offload", "attention": "--attention", "cross_entropy": "--cross-entropy", "quant": "--quant",
     "batch_size": "--batch", "seq_len": "--seq-len", "gpus": "--gpus", "grad_accumulation": "--grad-accum",
     "lora_rank": "--lora-rank", "target_len": "--target-len", "lora_dropout": "--lora-dropout",
+    "optimizer_impl": "--optimizer-impl",
 }
 
 
@@ -76,6 +96,7 @@ def validate_settings(arch: ModelArch, s: TrainSettings) -> None:
     choices = {
         "method": METHODS, "precision": PRECISIONS, "optimizer": OPTIMIZERS, "sharding": SHARDINGS,
         "offload": OFFLOADS, "attention": ATTENTIONS, "cross_entropy": CROSS_ENTROPIES, "quant": QUANTS,
+        "optimizer_impl": OPTIMIZER_IMPLS,
     }
     for name, allowed in choices.items():
         value = getattr(s, name)

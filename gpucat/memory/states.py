@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpucat.memory.archs import ModelArch, block_linears, lora_targets, param_counts
-from gpucat.memory.settings import TrainSettings
+from gpucat.memory.settings import TrainSettings, peft_upcast_applies
 
 # Quantized storage in bytes per weight, from bitsandbytes' block layouts:
 NF4_BYTES = 0.5 + 4 / 64  # 4-bit codes + one fp32 absmax per 64 weights = 4.5 bits
@@ -86,11 +86,16 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
     autocast_copies = 0.0
     if s.method == "qlora":
         q_bytes = {"nf4": NF4_BYTES, "nf4-dq": NF4_DQ_BYTES, "int8": INT8_BYTES}[s.quant]
-        frozen = counts.block_linear * q_bytes + (total - counts.block_linear) * stored_bytes
+        # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter that is not a
+        # Params4bit to fp32 (src/peft/utils/other.py, "cast all non INT8 parameters to fp32").
+        upcast = peft_upcast_applies(s)
+        unquantized_bytes = 4 if upcast else stored_bytes
+        frozen = counts.block_linear * q_bytes + (total - counts.block_linear) * unquantized_bytes
         if mixed and not engine_casts:  # only the unquantized output projection goes through autocast's cast
             autocast_copies = lm_head_matrix * 2
         notes.append(f"frozen block linears stored as {s.quant} ({q_bytes:.3f} B/param); embeddings, "
-                     "norms and the output projection stay unquantized")
+                     "norms and the output projection stay unquantized"
+                     + (" and are cast to fp32 (PEFT)" if upcast else ""))
     elif s.method == "lora":
         frozen = total * stored_bytes
         if mixed and not engine_casts:
@@ -108,6 +113,14 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
     # parameter itself and 16-bit copies exist only for gathered units.
     trainable_weights = 0.0 if engine_casts and not deepspeed_casts else trainable * compute_bytes
     master = trainable * 4.0 if mixed else 0.0
+    deepspeed = s.sharding in ("zero1", "zero2", "zero3")
+    if deepspeed and s.precision == "fp32":
+        # DeepSpeed's ZeRO optimizers build their fp32 partition by cloning the module's partition
+        # (`.clone().float().detach()` in stage3.py `_create_fp32_partitions` and in
+        # stage_1_and_2.py), so an fp32 run holds its trainable weights twice.
+        master = trainable * 4.0
+        notes.append(f"{s.sharding} in fp32: DeepSpeed keeps a cloned fp32 partition of the trainable "
+                     "weights next to the module's own")
     grad_bytes = 2 if s.precision == "bf16-true" else 4
     grads = float(trainable * grad_bytes)
     states = _optimizer_state_bytes(arch, s, trainable, 2 if s.precision == "bf16-true" else 4)
