@@ -20,23 +20,33 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object 
 @app.command("memory")
 @handle_errors
 @training_options(gpus=True, default_sharding="none")
-def memory(training, as_json: JsonOption = False) -> None:  # type: ignore[no-untyped-def]
+def memory(  # type: ignore[no-untyped-def]
+    training,
+    metric: Annotated[str, typer.Option(
+        "--metric", help="What to compare with: nvidia-smi (all the GPU holds) | reserved | allocated (torch.cuda.max_memory_*).",
+    )] = "nvidia-smi",
+    as_json: JsonOption = False,
+) -> None:
     """Estimate the peak memory per GPU of a fine-tuning run, component by component.
 
     Lists what is allocated at the peak moment (GB = 10^9 bytes), host RAM for offloaded state, and the assumptions.
     """
     from gpucat.memory import estimate_memory
+    from schemas.errors import UserInputError
 
+    if metric not in ("nvidia-smi", "reserved", "allocated"):
+        raise UserInputError(f"--metric must be one of nvidia-smi, reserved, allocated, got {metric!r}")
     arch = training.arch()
     estimate = estimate_memory(arch, training.settings(arch))
     if as_json:
-        echo_json(estimate.to_dict())
+        value, low, high = estimate.in_metric(metric)
+        echo_json({**estimate.to_dict(), "metric": metric, "metric_gb": value, "metric_gb_low": low, "metric_gb_high": high})
     else:
         from gpucat.memory.report import format_estimate
 
         from gpucat.cli._render import echo_text
 
-        echo_text(format_estimate(arch, estimate))
+        echo_text(format_estimate(arch, estimate, metric))
 
 
 @app.command("models")

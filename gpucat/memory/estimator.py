@@ -88,8 +88,23 @@ class MemoryEstimate:
         """The estimate as `torch.cuda.max_memory_reserved` would report it."""
         return self.torch_allocated_gb() + self.breakdown.get("allocator_margin", 0.0)
 
+    def metrics_gb(self) -> dict[str, float]:
+        """The estimate in each metric a measurement may use: nvidia-smi (everything: what must fit),
+        reserved (`torch.cuda.max_memory_reserved`) and allocated (`max_memory_allocated`)."""
+        return {"nvidia-smi": self.per_gpu_gb, "reserved": round(self.torch_reserved_gb(), 3),
+                "allocated": round(self.torch_allocated_gb(), 3)}
+
+    def in_metric(self, metric: str) -> tuple[float, float | None, float | None]:
+        """(estimate, band low, band high) in one metric; the band keeps its relative width."""
+        value = self.metrics_gb()[metric]
+        scale = value / self.per_gpu_gb if self.per_gpu_gb else 1.0
+        low = None if self.per_gpu_gb_low is None else round(self.per_gpu_gb_low * scale, 3)
+        high = None if self.per_gpu_gb_high is None else round(self.per_gpu_gb_high * scale, 3)
+        return value, low, high
+
     def to_dict(self) -> dict:
         out = asdict(self)
+        out["metrics_gb"] = self.metrics_gb()
         settings = out["settings"]
         settings["lora_targets"] = list(lora_targets(self.settings.lora_targets))
         # Options that do not apply to the method are shown as null, not as their defaults.
@@ -178,7 +193,7 @@ def estimate_memory(
         )
         notes.append(f"bitsandbytes >= 0.43.2 assumed: 4-bit linears keep no input of their own; with older "
                      f"versions saved activations grow by {(k * legacy.saved - acts.saved) / GB:.2f} GB "
-                     "(TrainSettings.bnb_keeps_4bit_inputs)")
+                     "(--bitsandbytes old)")
     if s.offload_activations:
         on_gpu = saved * min(1.0, 2 / (arch.n_layers + arch.n_encoder_layers))
         st.host["activations"] = saved - on_gpu
@@ -280,7 +295,9 @@ def _general_notes(arch: ModelArch, s: TrainSettings, phase: str, target_len: in
         notes.append(f"encoder sequences are {s.seq_len} tokens and decoder sequences {target_len} "
                      "(packed, or padded to the longest sample in the batch)")
     else:
-        notes.append(f"every sequence is {s.seq_len} tokens (packed, or padded to the longest sample in the batch)")
+        notes.append(f"every sequence is {s.seq_len} tokens (packed, or padded to the longest sample in the batch); "
+                     "with lengths that vary from batch to batch the allocator's reserve can grow past the fitted "
+                     "margin through fragmentation")
     if s.grad_accumulation > 1:
         notes.append("gradient accumulation keeps gradients alive through the next forward pass")
     if s.attention == "flash" and s.precision == "fp32":
@@ -324,8 +341,16 @@ def not_modelled(arch: ModelArch, s: TrainSettings) -> list[str]:
         out.append("CPU offload with the optimizer step fused into backward: the overlap of gradient "
                    "transfers with the step is not modelled")
     if s.method == "qlora" and s.sharding in ("zero3", "fsdp") and s.gpus > 1:
-        out.append("sharded 4-bit weights: how bitsandbytes' quant state is gathered with each unit is "
-                   "not modelled")
+        out.append("sharded 4-bit weights: how bitsandbytes' quantization state (kept as metadata, not a "
+                   "sharded parameter) is gathered with each unit is not modelled")
+    if s.method == "qlora" and s.quant == "int8":
+        out.append("int8 (LLM.int8): the per-batch int8 copies and layout transforms of each input, the outlier "
+                   "columns kept in 16 bits and, in older bitsandbytes, the Turing/Ampere weight layouts are not "
+                   "modelled beyond one int8 copy per input")
+    if arch.vocab_size >= 150_000 and arch.arch_type != "encoder" and s.cross_entropy == "standard":
+        per_copy = 4 * s.batch_size * (s.target_len or s.seq_len) * arch.vocab_size / GB
+        out.append(f"large vocabulary ({arch.vocab_size:,}): a model's own (remote-code) loss can keep several more "
+                   f"fp32 copies of the logits ({per_copy:.2f} GB each) than the standard loss modelled here")
     return out
 
 

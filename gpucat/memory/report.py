@@ -30,7 +30,10 @@ def _billions(n: int) -> str:
     return f"{n / 1e9:.2f}B" if n >= 1e8 else f"{n / 1e6:.1f}M"
 
 
-def format_estimate(arch: ModelArch, e: MemoryEstimate) -> str:
+METRIC_LABELS = {"nvidia-smi": "per GPU", "reserved": "reserved", "allocated": "allocated"}
+
+
+def format_estimate(arch: ModelArch, e: MemoryEstimate, metric: str = "nvidia-smi") -> str:
     s = e.settings
     method = s.method if s.method != "qlora" else f"qlora ({s.quant})"
     adapter = ""
@@ -52,10 +55,14 @@ def format_estimate(arch: ModelArch, e: MemoryEstimate) -> str:
     for key, gb in e.breakdown.items():
         lines.append(f"  {key:<{width}}  {gb:9.2f} GB  {COMPONENTS.get(key, '')}")
     lines.append(f"  {'per GPU':<{width}}  {e.per_gpu_gb:9.2f} GB  peak at {e.peak_phase.replace('-', '/')}")
+    value, low, high = e.in_metric(metric)
+    if metric != "nvidia-smi":
+        lines.append(f"  {METRIC_LABELS[metric]:<{width}}  {value:9.2f} GB  as torch.cuda.max_memory_{metric} reports it")
     if e.error_band is not None:
         b = e.error_band
-        lines.append(f"  {'likely range':<{width}}  {e.per_gpu_gb_low:.2f} .. {e.per_gpu_gb_high:.2f} GB  "
-                     f"(held-out error {b['low']:+.0%} .. {b['high']:+.0%} over {b['n']} {b['class']} points)")
+        lines.append(f"  {'likely range':<{width}}  {low:.2f} .. {high:.2f} GB  "
+                     f"({metric}; held-out error {b['low']:+.0%} .. {b['high']:+.0%} over {b['n']} {b['class']} "
+                     "points, widened to hold the estimate)")
     if e.host_gb:
         parts = ", ".join(f"{k} {v:.2f}" for k, v in e.host_breakdown.items())
         lines.append(f"  {'host RAM':<{width}}  {e.host_gb:9.2f} GB  per GPU process ({parts})")

@@ -124,3 +124,50 @@ def test_deepspeed_in_fp32_keeps_a_cloned_fp32_partition():
     zero3, fsdp = (estimate_memory(t5, replace(base, sharding=sh)) for sh in ("zero3", "fsdp"))
     assert zero3.breakdown["master_weights"] == pytest.approx(t5.params * 4 / 4 / 1e9, abs=1e-3)
     assert "master_weights" not in fsdp.breakdown
+
+
+# --- the metric predicted and the warnings ------------------------------------------------
+
+
+def _memory_json(*args: str) -> dict:
+    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "lora", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_metric_switch_gives_the_estimate_as_each_counter_reports_it():
+    smi, reserved, allocated = (_memory_json("--metric", m) for m in ("nvidia-smi", "reserved", "allocated"))
+    m = smi["metrics_gb"]
+    assert m["allocated"] < m["reserved"] < m["nvidia-smi"] == smi["per_gpu_gb"]
+    assert m["reserved"] - m["allocated"] == pytest.approx(smi["breakdown"]["allocator_margin"], abs=2e-3)
+    for out, name in ((smi, "nvidia-smi"), (reserved, "reserved"), (allocated, "allocated")):
+        assert out["metric"] == name and out["metric_gb"] == m[name]
+        assert out["metric_gb_low"] <= out["metric_gb"] <= out["metric_gb_high"]
+
+
+def test_bad_metric_is_one_error_line():
+    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "lora", "--metric", "vram"])
+    assert result.exit_code != 0
+    assert result.output.strip().splitlines()[-1] == "error: --metric must be one of nvidia-smi, reserved, allocated, got 'vram'"
+
+
+def test_switches_reach_the_estimate_from_the_command_line():
+    base = _memory_json()
+    fused = _memory_json("--optimizer-impl", "fused")
+    assert base["settings"]["optimizer_impl"] == "foreach" and fused["settings"]["optimizer_impl"] == "fused"
+    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "qlora", "--no-peft-upcast",
+                                      "--bitsandbytes", "old", "--json"])
+    out = json.loads(result.stdout)
+    assert out["settings"]["peft_upcast"] is False and out["settings"]["bnb_keeps_4bit_inputs"] is True
+    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "lora", "--peft-upcast"])
+    assert result.output.strip().splitlines()[-1] == "error: --peft-upcast/--no-peft-upcast applies to --method qlora"
+
+
+def test_large_vocabulary_and_int8_runs_carry_a_warning():
+    qwen = get_model_arch("qwen2.5-7b")
+    assert qwen.vocab_size >= 150_000
+    e = estimate_memory(qwen, TrainSettings(method="lora"))
+    assert any(n.startswith("large vocabulary") for n in e.not_modelled)
+    assert not any(n.startswith("large vocabulary") for n in estimate_memory(LLAMA8, TrainSettings(method="lora")).not_modelled)
+    int8 = estimate_memory(LLAMA8, TrainSettings(method="qlora", quant="int8"))
+    assert any(n.startswith("int8 (LLM.int8)") for n in int8.not_modelled)
