@@ -12,8 +12,14 @@ Naive rules are compared with the measurement as published, since they name no m
 Out of sample: each publication (calibration group) is held out in turn; the fitted constants
 are refitted on the other publications' points only and the held-out points are estimated with
 them. The same is printed holding out whole toolchains (LitGPT's two publications together, ...).
-Every constant is listed with the points it was fitted on. `--write-bands` writes the per-class
+Every constant (the activation overhead, fitted on the allocated/active points, and the allocator
+margin, fitted on the reserved points) is listed with the points it was fitted on. `--write-bands` writes the per-class
 error bands of the leave-one-source-out evaluation to gpucat/memory/data/error_bands.json.
+
+Then the direction of the errors (the signed median and the share of under-estimates, in
+sample and out of sample) and the band coverage per method: the share of held points whose
+measurement lies inside the band of their out-of-sample estimate, with the shipped bands and
+with bands computed without the point's own source (what a new publication would see).
 
 The summary lines give, for the points held to the aim (not excluded, not out-of-memory): the
 count, median and maximum absolute error, and how many are within +-35%. Excluded points are
@@ -30,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gpucat.memory.bands import HIGH_PERCENTILE, LOW_PERCENTILE
 from gpucat.memory.calibration import (
     AIM_MAX_ABS_ERROR,
     AIM_MEDIAN_ABS_ERROR,
@@ -177,7 +184,7 @@ def out_of_sample_lines(results: list[PointResult]) -> list[str]:
         lines.append(f"  {c.name} = {c.value:g}: {c.basis}")
         if c.fitted_on:
             lines.append(f"    fitted on {len(c.fitted_on)} points: {', '.join(c.fitted_on)}")
-    lines += ["", "Error bands (leave-one-source-out signed error, 10th..90th percentile; "
+    lines += ["", f"Error bands (leave-one-source-out signed error, {LOW_PERCENTILE}th..{HIGH_PERCENTILE}th percentile; "
                   "band = estimate / (1 + err), widened to contain the estimate):"]
     for key, band in compute_bands(by_pub).items():
         lines.append(f"  {key:<16} n={band['n']:<3} {band['low']:+7.1%} .. {band['high']:+7.1%}   "
