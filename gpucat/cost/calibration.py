@@ -112,6 +112,7 @@ def _point(group: dict[str, Any], raw: dict[str, Any]) -> Point:
     gpus = values.pop("gpus", 1)
     nodes = values.pop("nodes", max(1, gpus // group.get("gpus_per_node", 8)))
     attention_len = values.pop("attention_len", None)
+    fused_kernels = values.pop("fused_kernels", False)
     if isinstance(values.get("lora_targets"), list):
         values["lora_targets"] = tuple(values["lora_targets"])
     settings = TrainSettings(**values, gpus=gpus)
@@ -135,7 +136,8 @@ def _point(group: dict[str, Any], raw: dict[str, Any]) -> Point:
         framework=group.get("framework", group["source"].split()[0]), measured=float(raw["measured"]), shape=shape,
         settings=settings, hardware=hardware, added_after_mechanisms=bool(group.get("added_after_mechanisms")),
         assumed=tuple(assumed),
-        workload=Workload(attention_len=attention_len) if attention_len else None, exclude=raw.get("exclude"),
+        workload=Workload(attention_len=attention_len, fused_kernels=fused_kernels) if attention_len or fused_kernels else None,
+        exclude=raw.get("exclude"),
         role=raw.get("role", "held"),
     )  # fmt: skip
 

@@ -85,6 +85,7 @@ class Workload:
     """What the time model needs beyond `TrainSettings`, all optional."""
 
     attention_len: int | None = None  # tokens each token attends over when packing keeps samples apart (mean document length)
+    fused_kernels: bool = False  # hand-fused kernels (Unsloth, Liger): fewer launches per layer and per adapter, as torch.compile
 
 
 @dataclass(frozen=True)
@@ -315,11 +316,13 @@ def link_gbps(hw: Hardware) -> tuple[float, list[str]]:
     return bandwidth, notes
 
 
-def kernels_per_micro_batch(shape: ModelShape, settings: TrainSettings) -> float:
+def kernels_per_micro_batch(shape: ModelShape, settings: TrainSettings, workload: Workload | None = None) -> float:
     """Kernels launched for one micro-batch: forward, backward (about twice the forward's) and recompute."""
     passes = 3 + (1 if settings.grad_checkpointing else 0)
-    per_layer = KERNELS_PER_LAYER * (COMPILED_KERNEL_SHARE if settings.compile else 1.0)
-    per_adapter = KERNELS_PER_ADAPTED_LINEAR + (1 if settings.lora_dropout > 0 else 0)
+    fused = settings.compile or (workload is not None and workload.fused_kernels)
+    share = COMPILED_KERNEL_SHARE if fused else 1.0
+    per_layer = KERNELS_PER_LAYER * share
+    per_adapter = (KERNELS_PER_ADAPTED_LINEAR + (1 if settings.lora_dropout > 0 else 0)) * share
     return passes * (shape.layers * per_layer + shape.adapted_linears * per_adapter)
 
 
@@ -369,7 +372,7 @@ def time_terms(shape: ModelShape, settings: TrainSettings, hw: Hardware, workloa
         bandwidth=bandwidth,
         fixed_s=fixed,
         comm_s=comm,
-        kernels_per_token=kernels_per_micro_batch(shape, settings) / micro_tokens,
+        kernels_per_token=kernels_per_micro_batch(shape, settings, workload) / micro_tokens,
         assumptions=tuple(assumptions),
     )
 
