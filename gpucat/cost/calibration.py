@@ -28,12 +28,14 @@ from schemas.reference import GPU_MODELS_CSV
 
 AIM = 0.35  # estimates within +-35% of the measurement
 BAND = (0.2, 0.8)  # quantiles of measured/estimated over the LOSO estimates: the likely range shown by `cost`
-# Weak priors on the two constants with a physical default, so that a fold with few QLoRA or
-# small-batch points does not send them anywhere: (default, weight on its squared log-ratio).
+# Weak priors, so that a fold with few QLoRA, small-batch or multi-GPU points does not send a
+# constant anywhere: (default, weight on its squared log-ratio). The dequantization default is the
+# physical 2.5 B (read 0.5, write 2); 5 us is an eager kernel launch; overlap 0.5 is the midpoint:
+# without it, overlap and the cards' utilization trade off along a flat valley.
 # Matmul-only benchmarks reach 80-87% of the dense peak (stas00/ml-engineering MAMF, shared/reference
 # finetune-memory.md section 4): no card sustains more across a whole training step.
 MAX_UTILIZATION = 0.85
-PRIORS = {"dequant_bytes_per_param": (2.5, 0.5), "host_s_per_kernel": (5e-6, 0.5)}
+PRIORS = {"dequant_bytes_per_param": (2.5, 0.5), "host_s_per_kernel": (5e-6, 0.5), "overlap": (0.5, 0.5)}
 
 
 DEFAULT_START = Factors(utilization={}, adapter=0.8, overlap=0.5)
@@ -134,7 +136,7 @@ def _point(group: dict[str, Any], raw: dict[str, Any]) -> Point:
     return Point(
         id=raw["id"], group=group["id"], label=raw["label"], source=group["source"].split()[0],
         framework=group.get("framework", group["source"].split()[0]), measured=float(raw["measured"]), shape=shape,
-        settings=settings, hardware=hardware, added_after_mechanisms=bool(group.get("added_after_mechanisms")),
+        settings=settings, hardware=hardware, added_after_mechanisms=bool(raw.get("added_after_mechanisms", group.get("added_after_mechanisms"))),
         assumed=tuple(assumed),
         workload=Workload(attention_len=attention_len, fused_kernels=fused_kernels) if attention_len or fused_kernels else None,
         exclude=raw.get("exclude"),
