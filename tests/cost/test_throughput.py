@@ -161,7 +161,7 @@ def test_every_point_names_its_source_quote_and_a_known_gpu():
     for group in data["groups"]:
         assert "@" in group["source"], f"{group['id']} source lacks a commit"
     points = usable(load_points())
-    assert len({p.source for p in points}) >= 7 and len({p.framework for p in points}) >= 3
+    assert len({p.source for p in points}) >= 8 and len({p.framework for p in points}) >= 3
     assert {p.settings.method for p in points} == {"full", "lora", "qlora"}
     assert any(p.hardware.nodes > 1 for p in points) and any(p.added_after_mechanisms for p in points)
     assert AIM == 0.35
