@@ -116,6 +116,10 @@ def cost_command(  # type: ignore[no-untyped-def]
     else:
         echo_wrapped("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
     notes = [f"left out ({reason}): {', '.join(names)}" for reason, names in result.skipped.items()]
+    if result.not_costable:
+        notes.append(f"{len(result.not_costable)} of {result.offers_in} fitting offers not costed for a missing figure (named above)")
+    if any(r.near_tie for r in result.rows):
+        notes.append("~ : likely total ranges overlap another row's: a near-tie, not a ranking")
     if any(r.unknown for r in result.rows):
         notes.append(">= : a lower bound; the parts marked ? are not published by the provider")
     echo_text("\n".join([*notes, "assumed:", *(f"  - {line}" for line in result.defaults)]))
@@ -129,6 +133,11 @@ def _total(r) -> str:  # noqa: ANN001 - a CostRow
     from gpucat.formats import money
 
     return (">=" if r.unknown and r.unknown != ("billing increment",) else "") + money(r.total_usd)
+
+
+def _range(r) -> str:  # noqa: ANN001 - a CostRow
+    low, high = r.total_range
+    return ("~" if r.near_tie else "") + f"{low:,.0f}-{high:,.0f}"
 
 
 def _spot(r) -> str:  # noqa: ANN001 - a CostRow
@@ -146,11 +155,11 @@ COST_COLUMNS = (
     Col("market", get=lambda r: r.market, shrink=False), Col("hours", "est. hours", "num", lambda r: r.hours),
     Col("compute", "compute $", "money", lambda r: r.compute_usd), Col("storage", "storage $", "money", lambda r: _usd(r.storage_usd)),
     Col("egress", "egress $", "money", lambda r: _usd(r.egress_usd)), Col("spot", "spot $", "money", lambda r: r.spot_overhead_usd),
-    Col("total", "total $", "money", _total), Col("availability", get=lambda r: r.availability, shrink=False),
+    Col("total", "total $", "money", _total), Col("range", "likely $", get=_range, shrink=False), Col("availability", get=lambda r: r.availability, shrink=False),
     Col("offer", get=lambda r: r.offer_id), Col("region", get=lambda r: r.region), Col("interruptions", get=_spot),
     Col("not_published", "not published", get=lambda r: ", ".join(r.unknown) or "-"),
 )  # fmt: skip
-COST_DEFAULT = ("provider", "gpus", "market", "hours", "compute", "storage", "egress", "spot", "total", "availability",
+COST_DEFAULT = ("provider", "gpus", "market", "hours", "compute", "storage", "egress", "spot", "total", "range", "availability",
                 "interruptions", "not_published", "offer")  # fmt: skip
 
 

@@ -146,3 +146,35 @@ def test_storage_uses_the_cheapest_kind_at_the_price_a_small_job_pays(cost_db):
                                  rows[0]["offer_id"], "--db", str(cost_db)])  # fmt: skip
     storage = next(line for line in result.stdout.splitlines() if line.startswith("storage"))
     assert "network_volume" in storage and "$0.07/GB-month" in storage
+
+
+def test_every_fitting_offer_is_costed_or_named_with_its_missing_figure(cost_db):
+    from gpucat.cost.rank import CostOptions, job_costs
+    from gpucat.memory import TrainSettings, get_model_arch
+
+    con = duckdb.connect(str(cost_db), read_only=True)
+    result = job_costs(con, get_model_arch("llama-3.1-8b"), TrainSettings(method="qlora"),
+                       CostOptions(tokens=100e6, markets=("on_demand", "spot"), top=1_000_000))  # fmt: skip
+    assert result.offers_in > 0
+    assert result.costed + len(result.not_costable) == result.offers_in
+    assert len(result.rows) == result.costed
+    for left in result.not_costable:
+        assert set(left) == {"provider", "offer_id", "gpu_model", "missing"} and left["missing"]
+    from gpucat.cost.calibration import gpu_rows
+
+    no_tflops = {name for name, row in gpu_rows().items() if not row["bf16_tflops"] and not row["fp16_tflops"]}
+    assert {x["gpu_model"] for x in result.not_costable if "TFLOPS" in x["missing"]} <= no_tflops
+    assert not {r.gpu_model for r in result.rows} & no_tflops
+
+
+def test_json_rows_carry_the_likely_ranges_and_near_ties(cost_db):
+    rows = cost_json(cost_db, *QLORA_8B, "--top", "50")
+    for r in rows:
+        assert r["tokens_per_s_per_gpu"] * r["gpus"] == pytest.approx(r["tokens_per_s"], rel=1e-3)
+        assert 0 < r["utilization"] <= 1.2
+        assert r["hours_range"][0] < r["hours"] < r["hours_range"][1]
+        assert r["total_range"][0] < r["total_usd"] < r["total_range"][1]
+        assert r["fixed_hours"] > 0  # the model load at least
+    ties = [r for r in rows if r["near_tie"]]
+    for r in ties:
+        assert any(o is not r and o["total_range"][0] <= r["total_range"][1] and r["total_range"][0] <= o["total_range"][1] for o in rows)

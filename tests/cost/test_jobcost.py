@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gpucat.cost.jobcost import (
@@ -165,3 +167,19 @@ def test_each_restart_on_spot_loses_half_a_billing_increment():
     assert hourly.spot_overhead_usd == pytest.approx(
         (billed_seconds(hourly.hours * 3600, BillingTerms(3600, 0)) - 7200) / 3600 * 3.0 + rounding
     )
+
+
+def test_fixed_overheads_add_model_load_checkpoint_saves_and_asked_evaluation_to_wall_clock():
+    from gpucat.cost.rank import CostOptions, fixed_overheads_h
+    from gpucat.cost.sizes import JobSizes
+
+    sizes = JobSizes(dataset_gb=1.0, base_weights_gb=16.0, checkpoint_gb=36.0, storage_gb=200.0, result_gb=16.0)
+    options = CostOptions(tokens=1e9, checkpoint_every_h=0.5, checkpoint_write_gbps=1.0, load_gbps=2.0)
+    parts = fixed_overheads_h(sizes, options, train_h=2.2, eval_s_per_token=1e-4, spot=False)
+    assert parts == {"model load": pytest.approx(16 / 2 / 3600), "checkpoint saves": pytest.approx(4 * 36 / 3600)}
+    with_eval = fixed_overheads_h(sizes, replace(options, eval_tokens=3.6e6), 2.2, 1e-4, spot=False)
+    assert with_eval["evaluation"] == pytest.approx(0.1)
+    # spot rows count their checkpoint writes in the interruption arithmetic, not twice
+    assert "checkpoint saves" not in fixed_overheads_h(sizes, options, 2.2, 1e-4, spot=True)
+    rarer = fixed_overheads_h(sizes, replace(options, checkpoint_every_h=1.0), 2.2, 1e-4, spot=False)
+    assert rarer["checkpoint saves"] == pytest.approx(parts["checkpoint saves"] / 2)
