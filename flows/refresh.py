@@ -8,8 +8,12 @@ the sources that failed, while the others' data is loaded.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
@@ -63,6 +67,15 @@ def exchange_rates_task(writer: db.Writer) -> dict:
         return pipeline.exchange_rates(con)
 
 
+def database_label(db_path: Path | str) -> str:
+    """A database's identity in deployment names, tags and artifact keys: its file name and a
+    hash of its absolute path (or of a DuckLake URL as typed), in lower-case letters, digits
+    and dashes, so two databases with one file name still differ."""
+    where = db_path if isinstance(db_path, str) else str(Path(db_path).resolve())
+    stem = Path(db_path).stem if isinstance(db_path, Path) else "lake"
+    return f"{re.sub(r'[^a-z0-9]+', '-', stem.lower()).strip('-')[:32] or 'db'}-{hashlib.sha256(where.encode()).hexdigest()[:8]}"
+
+
 @flow(name="refresh", log_prints=True)
 def refresh(
     providers: list[str] | None = None,
@@ -70,7 +83,8 @@ def refresh(
     record_dir: str | None = None,
     db_path: str | None = None,
     rates_first: bool = False,
-    schedule_group: str | None = None,
+    schedule_group: str | list[str] | None = None,
+    coalesce_groups: list[str] | None = None,
 ) -> State:
     """Refresh the catalog from every selected source into the DuckDB file.
 
@@ -80,17 +94,20 @@ def refresh(
     db_path: the DuckDB file (default: $GPUCAT_DB, else gpucat.duckdb in the run's working directory).
     rates_first: when the warehouse has no exchange rates yet, refresh the rates sources too
         (scheduled groups set it, so a group's first run can convert non-USD prices).
-    schedule_group: refresh the sources of this group of the schedules file (gpucat serve and
-        prefect.yaml's deployments name their group), instead of `providers`.
+    schedule_group: refresh the sources of this group (or these groups) of the schedules file
+        (gpucat serve and prefect.yaml's deployments name their group), instead of `providers`.
+    coalesce_groups: groups whose sources join this run when they are due (no run of them
+        within their interval): gpucat serve sets it, so a tick cancelled while another
+        group's run held the database is made up by the next run, not lost.
     """
-    if schedule_group is not None:
-        from gpucat.schedules import load_groups, select_groups
-
-        [group] = select_groups(load_groups(), [schedule_group])
-        providers = list(group.sources)
-    sources = select_sources(providers)
     writer = db.Writer(db_path)
+    where = writer.path if writer.path is not None else db_path
+    label = database_label(where)
     try:
+        if schedule_group is not None:
+            providers = _group_sources(writer, [schedule_group] if isinstance(schedule_group, str) else schedule_group, coalesce_groups or [])
+        sources = select_sources(providers)
+        print(f"refreshing {len(sources)} sources into {where}")
         load_reference_task(writer)
         if rates_first:
             sources = pipeline.with_prerequisites(sources, exchange_rates_task(writer))
@@ -115,25 +132,41 @@ def refresh(
                     chains.append((run, [pages, items, batch, loaded]))
                 runs.extend(_settle(writer, run, futures) for run, futures in chains)
         summary = [pipeline.summary_row(run) for run in runs]
-        create_table_artifact(key="refresh-summary", table=summary, description="Sources refreshed by this run")
+        create_table_artifact(key=f"refresh-summary-{label}", table=summary, description=f"Sources refreshed by this run into {where}")
         with writer.open() as con:
-            publish_price_artifacts(con)
+            publish_price_artifacts(con, label, where)
     finally:
         writer.close()
     ok, message = pipeline.refresh_outcome(summary)
+    message = f"{message} into {where}"
+    print(message)
     return Completed(message=message, data=summary) if ok else Failed(message=message, data=summary)
 
 
-def publish_price_artifacts(con: Any) -> None:
-    """The report's headline on the flow run: cheapest $/GPU-hour per GPU model, as a table and a bar chart."""
+def _group_sources(writer: db.Writer, names: list[str], coalesce: list[str]) -> list[str]:
+    """The named groups' sources, then those of the `coalesce` groups that are due."""
+    from gpucat.schedules import due_groups, load_groups, select_groups
+
+    groups = load_groups()
+    chosen = select_groups(groups, names)
+    if coalesce:
+        with writer.open() as con:
+            due = due_groups(con, select_groups(groups, coalesce), datetime.now(UTC))
+        chosen += [g for g in due if g not in chosen]
+    return [source for group in chosen for source in group.sources]
+
+
+def publish_price_artifacts(con: Any, label: str, where: Path | str) -> None:
+    """The report's headline on the flow run: cheapest $/GPU-hour per GPU model, as a table and a bar chart;
+    keys and descriptions name the database (`label`, `where`)."""
     from prefect.artifacts import create_markdown_artifact
 
     from gpucat import report
 
     rows = report.headline(report.collect(con).spread)
-    create_table_artifact(key="price-headline", table=rows, description="Cheapest on-demand and spot $/GPU-hour per GPU model")
-    create_markdown_artifact(key="price-headline-chart", markdown=report.headline_markdown(rows),
-                             description="Cheapest on-demand $/GPU-hour per GPU model (gpucat report draws the full charts)")
+    create_table_artifact(key=f"price-headline-{label}", table=rows, description=f"Cheapest on-demand and spot $/GPU-hour per GPU model in {where}")
+    create_markdown_artifact(key=f"price-headline-chart-{label}", markdown=report.headline_markdown(rows),
+                             description=f"Cheapest on-demand $/GPU-hour per GPU model in {where} (gpucat report draws the full charts)")
 
 
 def _settle(writer: db.Writer, run: RunRecord, futures: list) -> RunRecord:

@@ -1,10 +1,16 @@
-"""`gpucat serve`: the refresh flow as one Prefect deployment per schedule group, served here.
+"""`gpucat serve`: the refresh flow as one Prefect deployment per database, served here.
 
-Each group of `schedules.toml` becomes a deployment named after it, with the group's cron
-schedule and its sources as the `providers` parameter. Flow runs execute in subprocesses of
-this process, in its working directory and environment. Nothing here runs at import: the
-runner imports `flows.refresh` (by module path) for every run, and a module that started a
-server on import would start one per run.
+The deployment is named after the database it writes (`flows.refresh.database_label`: the file's name and a
+hash of its absolute path), so two `serve` processes for two databases never take each
+other's runs, and it runs at most one refresh at a time: a tick that comes while a refresh
+runs is cancelled by the Prefect server (`CANCEL_NEW`), never queued behind the writer lock.
+Each group of `schedules.toml` is one schedule of the deployment (its cron, its group as the
+run's parameter); a run also takes in the sources of other served groups that are due
+(`gpucat.schedules.due_groups`), so a group whose tick was cancelled because another group's
+run held the database is not starved. With `--every`, one interval schedule runs every
+served group. Flow runs execute in subprocesses of this process, in its working directory and
+environment. Nothing here runs at import: the runner imports `flows.refresh` (by module path)
+for every run, and a module that started a server on import would start one per run.
 """
 
 from __future__ import annotations
@@ -17,13 +23,18 @@ from gpucat.schedules import Group, config_path, load_groups, select_groups
 from schemas.errors import UserInputError
 
 
-def deployment_parameters(group: Group, replay_dir: Path | None = None, db_path: Path | str | None = None) -> dict[str, object]:
-    """The flow parameters of a group's runs; paths absolute so runs do not depend on a cwd.
+# Refreshes of one database at once: one. A tick that finds it running is cancelled, not queued.
+MAX_RUNNING_PER_DATABASE = 1
+
+
+def deployment_parameters(group: Group | list[Group], replay_dir: Path | None = None, db_path: Path | str | None = None) -> dict[str, object]:
+    """The flow parameters of a group's runs (or of several groups' runs together); paths
+    absolute so runs do not depend on a cwd.
 
     The group is named, not its sources: each run reads its sources from the schedules file,
     so a source added to gpucat needs no edit here or in prefect.yaml."""
     return {
-        "schedule_group": group.name,
+        "schedule_group": group.name if isinstance(group, Group) else [g.name for g in group],
         "replay_dir": str(replay_dir.resolve()) if replay_dir else None,
         # A DuckLake URL (a str: see cli/_common.warehouse_target) names no local path.
         "db_path": (db_path if isinstance(db_path, str) else str(db_path.resolve())) if db_path else None,
@@ -49,30 +60,36 @@ class DaskCluster:
 DASK_ENTRYPOINT = "flows.refresh_dask.refresh"
 
 
-def deployments(
-    groups: list[Group], *, every: float | None = None, replay_dir: Path | None = None, db_path: Path | None = None, dask: bool = False
-) -> list:
-    """A runner deployment per group: its cron schedule, or every `every` seconds for all."""
+def deployment(
+    groups: list[Group], db_path: Path | str, *, every: float | None = None, replay_dir: Path | None = None, dask: bool = False
+):
+    """The database's runner deployment: a cron schedule per group (the group as its run's
+    parameter), or one schedule every `every` seconds for all groups at once; at most
+    MAX_RUNNING_PER_DATABASE runs at a time, later ticks cancelled."""
+    from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
     from prefect.deployments.runner import EntrypointType
+    from prefect.schedules import Cron, Interval
 
-    from flows.refresh import refresh
+    from flows.refresh import database_label, refresh
 
-    out = []
-    for group in groups:
-        schedule: dict[str, object] = {"interval": every} if every else {"cron": group.cron}
-        out.append(
-            refresh.to_deployment(
-                name=group.name,
-                description=group.description or None,
-                parameters=deployment_parameters(group, replay_dir, db_path),
-                tags=["gpucat", f"schedule:{group.name}"],
-                entrypoint_type=EntrypointType.MODULE_PATH,
-                **schedule,
-            )
-        )
-        if dask:  # runs load the flow from the entrypoint: the Dask one, same name and parameters
-            out[-1].entrypoint = DASK_ENTRYPOINT
-    return out
+    label = database_label(db_path)
+    served = [g.name for g in groups]
+    if every:
+        schedules = [Interval(every, parameters=deployment_parameters(groups, replay_dir, db_path))]
+    else:  # each group's run may take in the other served groups' due sources (coalesce_groups)
+        schedules = [Cron(g.cron, "UTC", parameters=deployment_parameters(g, replay_dir, db_path) | {"coalesce_groups": served}) for g in groups]
+    made = refresh.to_deployment(
+        name=label,
+        description=f"gpucat refresh of {db_path}: schedule groups {', '.join(served)}",
+        parameters=deployment_parameters(groups, replay_dir, db_path),
+        tags=["gpucat", f"db:{label}", *(f"schedule:{name}" for name in served)],
+        entrypoint_type=EntrypointType.MODULE_PATH,
+        schedules=schedules,
+        concurrency_limit=ConcurrencyLimitConfig(limit=MAX_RUNNING_PER_DATABASE, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW),
+    )
+    if dask:  # runs load the flow from the entrypoint: the Dask one, same name and parameters
+        made.entrypoint = DASK_ENTRYPOINT
+    return made
 
 
 def api_url() -> str | None:
@@ -108,8 +125,12 @@ def serve(
 
         dask_task_runner(dask.address, dask.workers)  # prefect-dask installed, sizes valid: fail now, not per run
         os.environ.update(dask.environ())
-    served = deployments(chosen, every=every, replay_dir=replay_dir, db_path=db_path, dask=dask is not None)
-    prefect_serve(*served, limit=limit)
+    from warehouse.db import db_path as resolve_db_path
+
+    # The default database is resolved here, once: its identity names the deployment.
+    target = resolve_db_path(db_path)
+    target = target if isinstance(target, str) else target.resolve()
+    prefect_serve(deployment(chosen, target, every=every, replay_dir=replay_dir, dask=dask is not None), limit=limit)
 
 
 def main() -> None:

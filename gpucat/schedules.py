@@ -12,14 +12,16 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from schemas.errors import UserInputError
 from scrapers import all_sources
 from scrapers.base import Source
+from warehouse.db import query_sql
 
 SCHEDULES_TOML = Path(__file__).with_name("schedules.toml")
 # A budget is this many times the longest gap between two scheduled runs, unless the file says.
@@ -27,6 +29,8 @@ BUDGET_FACTOR = 2
 # Cron fields: minute, hour, day of month, month, day of week (0 or 7 = Sunday).
 _FIELDS = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
 _SCAN_DAYS = 800  # long enough to see a yearly schedule's gap twice
+# A group is due this long before its interval has passed: ticks land a little late or early.
+DUE_SLACK = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -155,3 +159,16 @@ def select_groups(groups: list[Group], names: list[str] | None) -> list[Group]:
     if unknown:
         raise UserInputError(f"unknown schedule group {', '.join(unknown)}; groups: {', '.join(known)}")
     return [known[n] for n in names]
+
+
+def due_groups(con: duckdb.DuckDBPyConnection, groups: list[Group], now: datetime) -> list[Group]:
+    """The groups none of whose sources started a refresh within the group's interval (less
+    DUE_SLACK): a served run takes them in, so a group whose tick was cancelled while another
+    group's run held the database catches up on the next run instead of waiting a whole cycle."""
+    started = dict(con.execute(query_sql("last_attempts")).fetchall())
+    due = []
+    for group in groups:
+        latest = max((started[s] for s in group.sources if s in started), default=None)
+        if latest is None or now - latest >= timedelta(hours=group.interval_hours) - DUE_SLACK:
+            due.append(group)
+    return due

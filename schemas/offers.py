@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Optional
 
 import pandera.polars as pa
@@ -18,6 +19,17 @@ INTERCONNECTS = ["nvswitch", "nvlink", "nvlink_bridge", "pcie", "infinity_fabric
 FABRICS = ["efa", "infiniband", "roce", "ici"]
 # No accelerator rents for more than this per GPU-hour; above it a unit is wrong (monthly, cents).
 MAX_USD_PER_GPU_HOUR = 100.0
+# Memory per GPU an offer states may differ from its model's nameplate by this share: drivers
+# report a little less (reserved memory, ECC), providers round, GiB vs GB. The fixtures' widest:
+# OCI's B300 at 262.5 of 288 GB (-8.9%), Vultr's B200 at 192 of 180 GB (+6.7%).
+NAMEPLATE_TOLERANCE = 0.10
+# How far ahead of this machine's clock a fetch time may be (clock skew between hosts).
+MAX_CLOCK_SKEW = timedelta(minutes=5)
+
+
+def _nameplate() -> pl.Expr:
+    memory = {name: model.memory_gb for name, model in gpu_models().items()}
+    return pl.col("gpu_model").replace_strict(memory, default=None, return_dtype=pl.Float64)
 
 
 class Offer(pa.DataFrameModel):
@@ -61,6 +73,29 @@ class Offer(pa.DataFrameModel):
         expected = pl.col("usd_per_gpu_hour") * pl.col("gpu_count")
         # Prices are rounded to 1e-6 USD, so allow a hundredth of a cent of slack.
         return data.lazyframe.select(((expected - pl.col("usd_per_hour")).abs() <= 1e-4).alias("ok"))
+
+    @pa.dataframe_check(description="memory per GPU matches the model's nameplate (a fraction of a GPU may have less, never more)")
+    def memory_matches_nameplate(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        ratio = pl.col("gpu_memory_gb") / _nameplate()
+        whole = (ratio - 1).abs() <= NAMEPLATE_TOLERANCE
+        slice_ = ratio <= 1 + NAMEPLATE_TOLERANCE
+        return data.lazyframe.select(pl.when(pl.col("gpu_count") >= 1).then(whole).otherwise(slice_).fill_null(False).alias("ok"))
+
+    @pa.dataframe_check(description="vCPUs and RAM, where stated, are finite and positive (no NaN, no Infinity)")
+    def host_specs_finite(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        def finite_positive(name: str) -> pl.Expr:
+            return pl.col(name).is_null() | (pl.col(name).is_finite() & (pl.col(name) > 0))
+
+        return data.lazyframe.select((finite_positive("vcpus") & finite_positive("ram_gb")).alias("ok"))
+
+    @pa.dataframe_check(description="GPU count, memory and every price are finite (no NaN, no Infinity)")
+    def figures_finite(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        columns = ["gpu_count", "gpu_memory_gb", "price", "usd_per_hour", "usd_per_gpu_hour"]
+        return data.lazyframe.select(pl.all_horizontal([pl.col(c).is_finite() for c in columns]).fill_null(False).alias("ok"))
+
+    @pa.dataframe_check(description="fetched no later than now (plus a small clock skew): data from the future never goes stale")
+    def scraped_not_in_future(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select((pl.col("scraped_at") <= datetime.now(UTC) + MAX_CLOCK_SKEW).alias("ok"))
 
     class Config:
         strict = True

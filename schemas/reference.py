@@ -9,6 +9,7 @@ from pathlib import Path
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 GPU_MODELS_CSV = REFERENCE_DIR / "gpu_models.csv"
+GPU_PRICE_BOUNDS_CSV = REFERENCE_DIR / "gpu_price_bounds.csv"
 
 
 @dataclass(frozen=True)
@@ -36,5 +37,27 @@ def gpu_models() -> dict[str, GpuModel]:
                 bf16=row["bf16"] == "true",
                 bnb_4bit=row["bnb_4bit"] == "true",
             )
+            for row in csv.DictReader(fh)
+        }
+
+
+@dataclass(frozen=True)
+class PriceBounds:
+    """The widest USD per GPU-hour a GPU model plausibly rents for, and where the figures come from."""
+
+    gpu_model: str
+    min_usd_per_gpu_hour: float
+    max_usd_per_gpu_hour: float
+    source: str
+
+
+@cache
+def gpu_price_bounds() -> dict[str, PriceBounds]:
+    """Absolute price bounds by `gpu_model`, reviewed reference data outside the catalog being judged:
+    the lowest and highest prices seen in the providers' own captures, widened 4x each way.
+    A model without a row has no absolute bound (only the catalog's checks judge it)."""
+    with GPU_PRICE_BOUNDS_CSV.open(newline="", encoding="utf-8") as fh:
+        return {
+            row["gpu_model"]: PriceBounds(row["gpu_model"], float(row["min_usd_per_gpu_hour"]), float(row["max_usd_per_gpu_hour"]), row["source"])
             for row in csv.DictReader(fh)
         }

@@ -96,18 +96,32 @@ def _validate_alone(table: str, records: Sequence[Record]) -> Validated | Except
 
 
 def _unique(contract: Contract, records: Sequence[Record]) -> tuple[list[dict[str, Any]], list[Rejected]]:
-    """Rows with their first occurrence of each natural key; later ones are rejected visibly."""
-    seen: set[tuple[Any, ...]] = set()
+    """Rows with one occurrence of each natural key; the others are rejected visibly.
+
+    A key listed again with the same content keeps its first row (`duplicate_key`). A key
+    listed with different contents keeps none (`conflicting_duplicate_key` on every copy):
+    which is the truth is unknowable, and the first one listed must not win by its place
+    (the quarantine holds such a batch whole)."""
+    rows = [r.as_row() for r in records]
+    by_key: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for i, record in enumerate(rows):
+        by_key[tuple(_hashable(record.get(k)) for k in contract.key)].append(i)
+    conflicting = {key for key, at in by_key.items() if len(at) > 1 and any(rows[j] != rows[at[0]] for j in at[1:])}
     unique: list[dict[str, Any]] = []
     rejected: list[Rejected] = []
-    for record in (r.as_row() for r in records):
-        key = tuple(record.get(k) for k in contract.key)
-        if key in seen:
-            rejected.append(Rejected(contract.table, (f"duplicate_key: {dict(zip(contract.key, key, strict=True))}",), _row(record)))
+    for key, at in by_key.items():
+        named = dict(zip(contract.key, key, strict=True))
+        if key in conflicting:
+            reason = f"conflicting_duplicate_key: {named} is listed {len(at)} times with different content"
+            rejected.extend(Rejected(contract.table, (reason,), _row(rows[j])) for j in at)
             continue
-        seen.add(key)
-        unique.append(record)
+        unique.append(rows[at[0]])
+        rejected.extend(Rejected(contract.table, (f"duplicate_key: {named}",), _row(rows[j])) for j in at[1:])
     return unique, rejected
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (str, int, float, type(None))) else repr(value)
 
 
 def _frame(contract: Contract, rows: list[dict[str, Any]]) -> pl.DataFrame:

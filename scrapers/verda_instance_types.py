@@ -41,6 +41,8 @@ GPU_DESCRIPTIONS: dict[str, str] = {
 }
 _SXM = {"B200", "B300", "H200-SXM", "H100-SXM", "A100-SXM4-80GB", "A100-SXM4-40GB"}
 _COUNT_PREFIX = re.compile(r"^\d+x\s+")
+# The GPU count the name states: "8H100.80S.176V" (instance type), "8x H100 SXM5 80GB" (description).
+_NAMED_COUNTS = ((re.compile(r"^(\d+)[A-Z]"), "instance_type"), (re.compile(r"^(\d+)x\s"), "description"))
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -67,6 +69,12 @@ def _instance_type(record: dict[str, Any], url: str, fetched_at: datetime) -> It
     count = int(gpu["number_of_gpus"])
     if count == 0:
         return  # CPU node
+    stated = {"instance_type": record["instance_type"], "description": gpu["description"]}
+    for pattern, field in _NAMED_COUNTS:
+        match = pattern.match(stated[field])
+        if match and int(match[1]) != count:
+            yield Rejected("offers", (f"gpu_count_mismatch: number_of_gpus {count} but the {field} {stated[field]!r} states {match[1]}",), record)
+            return
     name = _COUNT_PREFIX.sub("", gpu["description"]).strip()
     gpu_model = GPU_DESCRIPTIONS.get(name)
     if gpu_model is None:

@@ -161,6 +161,12 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
     finally:
         con.unregister("staged")
         con.unregister("kept")
+    [(inverted,)] = con.execute(query_sql("inverted_versions").format(versions=versions), {"source": run.source, "observed_at": observed_at}).fetchall()
+    if inverted:  # raised inside the source's transaction: nothing of this load stays
+        raise BatchRejected(
+            f"{run.source}: a batch seen at {observed_at} would end {inverted} {batch.table} versions before they began "
+            "(valid_to < valid_from); keeping the previous data"
+        )
 
 
 def _has_current(con: duckdb.DuckDBPyConnection, versions: str, source: str) -> bool:

@@ -3,10 +3,15 @@
 Row validation (schemas/) judges each row alone. These checks judge a source's whole batch
 against the catalog and against the source's last good run, before anything is merged:
 
-- a GPU model's median price per GPU-hour moved more than `MAX_MEDIAN_MOVE` times;
-- more than `MAX_IMPLAUSIBLE_SHARE` of its offers have implausible prices: outside the band of
-  their GPU model (the catalog's own median for the model, divided or multiplied by
-  `PLAUSIBLE_BAND`), or more than `MAX_ROW_JUMP` times their own last good price;
+- a GPU model's median price per GPU-hour moved more than `MAX_MEDIAN_MOVE` times against the
+  last good run, or drifted more than `MAX_MEDIAN_MOVE` times from any median the source listed
+  within `DRIFT_WINDOW` (so ten small steps cannot walk a price where one big step may not);
+- a GPU model's median is more than `CROSS_PROVIDER_BAND` times off the median of the other
+  providers' offers, when at least `QUORUM` other providers list the model;
+- more than `MAX_IMPLAUSIBLE_SHARE` of its offers have implausible prices: outside the reviewed
+  absolute bounds of their GPU model (`schemas/reference/gpu_price_bounds.csv`), outside the
+  band of its anchor (divided or multiplied by `PLAUSIBLE_BAND`), or more than `MAX_ROW_JUMP`
+  times their own last good price;
 - its rejected share passed `rejected_share_limit` (higher than the last good run's by a margin);
 - a region or a price-list file (source_url) lost more than `MAX_LOST_SHARE` of its offers.
 
@@ -15,7 +20,11 @@ inspection and not loaded; `gpucat accept RUN_ID` loads it deliberately. A batch
 still loses its few implausible rows: each becomes a `Rejected` row, and its offer keeps its
 last good version, so `fit` never recommends a $0.0001 H100.
 
-Thresholds are constants here, not per provider: the band comes from the catalog itself.
+Thresholds are constants here, not per provider. Anchors come from outside the batch being
+judged: the reviewed bounds first; then the other providers' median, trusted only with a quorum
+(a new source or provider is judged against the others, never against itself); then the
+source's own last good offers; the batch's own median only catches single odd rows, never
+vouches for the batch. So the first source of an empty catalog cannot set the anchor.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from statistics import median
 from typing import Any, NamedTuple
 
@@ -33,6 +42,7 @@ import polars as pl
 
 from schemas.errors import UserInputError
 from schemas.records import Rejected
+from schemas.reference import gpu_price_bounds
 from schemas.validate import CONTRACTS, Validated
 from warehouse.db import query_sql
 
@@ -42,6 +52,13 @@ MAX_MEDIAN_MOVE = 3.0
 # fixtures' widest legitimate spread between sources (a marketplace V100 at $0.09 against a
 # hyperscaler's $3.06: 34x) fits inside it, whichever of the two loaded first.
 PLAUSIBLE_BAND = 50.0
+# How far back a source's own medians are remembered: a batch may not drift over MAX_MEDIAN_MOVE from any of them.
+DRIFT_WINDOW = timedelta(days=30)
+# The other providers' median of a model anchors a batch only when this many providers list it.
+QUORUM = 3
+# A batch's median of a model may be this many times off the other providers' median. The
+# fixtures' widest (OCI's L40S at $3.50 against the others' $0.91: 3.8x) fits inside it twice.
+CROSS_PROVIDER_BAND = 8.0
 # An offer's price may move this many times (either way) against its own last good version.
 MAX_ROW_JUMP = 10.0
 # Up to this share of a batch's offers may be implausible one by one (rejected); more is a unit error.
@@ -84,15 +101,22 @@ def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Valid
     rejected = sum(len(b.rejected) for b in batches)
     total = rejected + sum(b.frame.height for b in batches)
     for batch in batches:
+        reasons.extend(conflicting_duplicates(batch))
         if batch.table != "offers" or not batch.frame.height:
             checked.append(batch)
             continue
         current = _rows(con, "source_current_offers", {"source": source})
         last_prices = {(row["provider"], row["offer_id"]): row["usd_per_gpu_hour"] for row in current}
-        plausible, implausible = split_implausible(batch, catalog_medians(con), last_prices)
+        others = other_providers(con, batch.frame["provider"][0])
+        plausible, implausible = split_implausible(batch, others, last_prices, own_medians(current))
         if len(implausible) > MAX_IMPLAUSIBLE_SHARE * batch.frame.height:
             reasons.append(f"{len(implausible)} of {batch.frame.height} offers have implausible prices, e.g. {implausible[0].reasons[0]}")
-        reasons.extend(median_moves(batch.frame, current))
+        moves = median_moves(batch.frame, current)
+        reasons.extend(moves)
+        since = batch.frame["scraped_at"].max() - DRIFT_WINDOW  # type: ignore[operator]
+        drifts = median_drifts(batch.frame, _rows(con, "source_median_range", {"source": source, "since": since}))
+        reasons.extend(d for d in drifts if not any(m.startswith(d.split(" drifted ")[0] + " moved") for m in moves))  # one reason per model
+        reasons.extend(cross_provider_moves(batch.frame, others))
         reasons.extend(lost_rows(batch, current))
         checked.append(plausible)
     limit = rejected_share_limit(last_good)
@@ -101,33 +125,64 @@ def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Valid
     return Verdict(reasons, checked)
 
 
-def catalog_medians(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
-    return {row["gpu_model"]: row["median_usd_per_gpu_hour"] for row in _rows(con, "catalog_gpu_medians", {})}
+class Anchor(NamedTuple):
+    median: float
+    of: str  # what the median is of, for the rejection's reason
+
+
+def other_providers(con: duckdb.DuckDBPyConnection, provider: str) -> dict[str, Anchor]:
+    """GPU model -> the median of the other providers' current offers, where QUORUM providers list it."""
+    return {
+        row["gpu_model"]: Anchor(row["median_usd_per_gpu_hour"], f"{row['providers']} other providers' offers of {row['gpu_model']}")
+        for row in _rows(con, "other_providers_gpu_medians", {"provider": provider})
+        if row["providers"] >= QUORUM
+    }
+
+
+def own_medians(current: list[dict[str, Any]]) -> dict[str, Anchor]:
+    by_model: dict[str, list[float]] = defaultdict(list)
+    for row in current:
+        by_model[row["gpu_model"]].append(row["usd_per_gpu_hour"])
+    return {model: Anchor(median(prices), f"this source's last good offers of {model}") for model, prices in by_model.items()}
 
 
 def split_implausible(
-    batch: Validated, medians: dict[str, float], last_good: dict[tuple[str, str], float] | None = None
+    batch: Validated,
+    others: dict[str, Anchor],
+    last_good: dict[tuple[str, str], float] | None = None,
+    own: dict[str, Anchor] | None = None,
 ) -> tuple[Validated, list[Rejected]]:
     """The batch without implausible prices, and those rows as `Rejected`.
 
-    Implausible: outside the band of the offer's GPU model (a model the catalog has no offers of
-    yet is anchored on the batch's own median), or a jump of over MAX_ROW_JUMP times against the
-    offer's own last good price.
+    Implausible: outside the reviewed bounds of the offer's GPU model; outside the band of its
+    anchor (the other providers' median with a quorum, else the source's last good median,
+    else the batch's own median, which only singles out odd rows); or a jump of over
+    MAX_ROW_JUMP times against the offer's own last good price.
     """
     last_good = last_good or {}
-    own = batch.frame.group_by("gpu_model").agg(pl.col("usd_per_gpu_hour").median())
-    anchors = {**dict(own.iter_rows()), **medians}
+    batch_medians = {
+        model: Anchor(price, f"this batch's offers of {model}")
+        for model, price in batch.frame.group_by("gpu_model").agg(pl.col("usd_per_gpu_hour").median()).iter_rows()
+    }
+    anchors = {**batch_medians, **(own or {}), **others}
+    bounds = gpu_price_bounds()
     bad: list[int] = []
     rejected: list[Rejected] = []
     for i, row in enumerate(batch.frame.iter_rows(named=True)):
-        anchor = anchors[row["gpu_model"]]
-        low, high = anchor / PLAUSIBLE_BAND, anchor * PLAUSIBLE_BAND
-        price = row["usd_per_gpu_hour"]
+        model, price = row["gpu_model"], row["usd_per_gpu_hour"]
+        anchor = anchors[model]
+        low, high = anchor.median / PLAUSIBLE_BAND, anchor.median * PLAUSIBLE_BAND
+        bound = bounds.get(model)
         before = last_good.get((row["provider"], row["offer_id"]))
-        if not low <= price <= high:
+        if bound and not bound.min_usd_per_gpu_hour <= price <= bound.max_usd_per_gpu_hour:
+            reason = (
+                f"implausible_price: usd_per_gpu_hour {price:g} outside the reference bounds "
+                f"[{bound.min_usd_per_gpu_hour:g}, {bound.max_usd_per_gpu_hour:g}] of {model}"
+            )
+        elif not low <= price <= high:
             reason = (
                 f"implausible_price: usd_per_gpu_hour {price:g} outside [{low:.4g}, {high:.4g}], "
-                f"1/{PLAUSIBLE_BAND:g} to {PLAUSIBLE_BAND:g}x the catalog median {anchor:.4g} of {row['gpu_model']}"
+                f"1/{PLAUSIBLE_BAND:g} to {PLAUSIBLE_BAND:g}x the median {anchor.median:.4g} of {anchor.of}"
             )
         elif before and max(price / before, before / price) > MAX_ROW_JUMP:
             reason = f"implausible_jump: usd_per_gpu_hour {before:g} -> {price:g} ({max(price / before, before / price):.0f}x) against its last good version"
@@ -139,6 +194,49 @@ def split_implausible(
         return batch, []
     frame = batch.frame.with_row_index("_i").filter(~pl.col("_i").is_in(bad)).drop("_i")
     return Validated(batch.table, frame, [*batch.rejected, *rejected]), rejected
+
+
+def _batch_medians(frame: pl.DataFrame) -> list[tuple[str, float]]:
+    return sorted(frame.group_by("gpu_model").agg(pl.col("usd_per_gpu_hour").median()).iter_rows())
+
+
+def median_drifts(frame: pl.DataFrame, ranges: list[dict[str, Any]]) -> list[str]:
+    """GPU models whose median is more than MAX_MEDIAN_MOVE times off any median the source listed within DRIFT_WINDOW."""
+    known = {row["gpu_model"]: (row["lowest"], row["highest"]) for row in ranges}
+    out = []
+    for model, now in _batch_medians(frame):
+        if model not in known:
+            continue
+        lowest, highest = known[model]
+        drift = max(highest / now, now / lowest)
+        if drift > MAX_MEDIAN_MOVE:
+            out.append(
+                f"median price of {model} drifted {drift:.1f}x from its range {lowest:.4g}-{highest:.4g} USD/GPU-h "
+                f"over the last {DRIFT_WINDOW.days} days to {now:.4g}"
+            )
+    return out
+
+
+def cross_provider_moves(frame: pl.DataFrame, others: dict[str, Anchor]) -> list[str]:
+    """GPU models whose median is more than CROSS_PROVIDER_BAND times off the other providers' (with a quorum)."""
+    out = []
+    for model, now in _batch_medians(frame):
+        if model not in others:
+            continue
+        then = others[model].median
+        move = max(now / then, then / now)
+        if move > CROSS_PROVIDER_BAND:
+            out.append(f"median price of {model} is {move:.1f}x off the median {then:.4g} of {others[model].of} ({now:.4g} USD/GPU-h)")
+    return out
+
+
+def conflicting_duplicates(batch: Validated) -> list[str]:
+    """A key listed twice with different content: which row is the truth is unknowable, so the batch is held."""
+    conflicts = [r for r in batch.rejected if r.reasons and r.reasons[0].startswith("conflicting_duplicate_key")]
+    keys = list(dict.fromkeys(r.reasons[0] for r in conflicts))
+    if not keys:
+        return []
+    return [f"{len(keys)} {batch.table} keys listed twice with different content, e.g. {keys[0].partition(': ')[2]}"]
 
 
 def median_moves(frame: pl.DataFrame, current: list[dict[str, Any]]) -> list[str]:

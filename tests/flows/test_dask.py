@@ -118,11 +118,11 @@ def test_served_deployments_on_dask_load_the_dask_flow(monkeypatch):
 
     from prefect_dask import DaskTaskRunner
 
-    from flows.serve import DASK_ENTRYPOINT, DaskCluster, deployments
+    from flows.serve import DASK_ENTRYPOINT, DaskCluster, deployment
     from gpucat.schedules import load_groups
 
-    [plain] = deployments(load_groups()[:1])
-    [on_dask] = deployments(load_groups()[:1], dask=True)
+    plain = deployment(load_groups()[:1], "x.duckdb")
+    on_dask = deployment(load_groups()[:1], "x.duckdb", dask=True)
     assert on_dask.entrypoint == DASK_ENTRYPOINT != plain.entrypoint
     assert (on_dask.name, on_dask.parameters) == (plain.name, plain.parameters)
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flows.serve import deployment_parameters, deployments
-from gpucat.schedules import select_groups
+from flows.refresh import database_label
+from flows.serve import deployment, deployment_parameters
+from gpucat.schedules import due_groups, select_groups
 from gpucat.schedules import cron_interval_hours, freshness_budgets, load_groups
 from schemas.errors import UserInputError
 from scrapers import all_sources
@@ -90,23 +91,54 @@ def test_explicit_budget_and_first_group_wins(tmp_path: Path):
     assert RATES not in second.sources and second.stale_after_hours == 48
 
 
-def test_deployments_carry_the_group_schedule_sources_and_absolute_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_deployment_is_the_databases_with_a_schedule_per_group_and_one_run_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(tmp_path)
     groups = load_groups()
-    made = deployments(groups, replay_dir=Path("captures"), db_path=Path("x.duckdb"))
-    assert [d.name for d in made] == [g.name for g in groups]
-    for deployment, group in zip(made, groups, strict=True):
-        assert deployment.entrypoint == "flows.refresh.refresh"
-        assert [s.schedule.cron for s in deployment.schedules] == [group.cron]
-        assert deployment.parameters == {
+    made = deployment(groups, tmp_path / "x.duckdb", replay_dir=Path("captures"))
+    label = database_label(tmp_path / "x.duckdb")
+    assert made.name == label and label.startswith("x-") and f"db:{label}" in made.tags
+    assert made.entrypoint == "flows.refresh.refresh"
+    assert [s.schedule.cron for s in made.schedules] == [g.cron for g in groups]
+    for schedule, group in zip(made.schedules, groups, strict=True):
+        assert schedule.parameters == {
             "schedule_group": group.name,
             "replay_dir": str(tmp_path / "captures"),
             "db_path": str(tmp_path / "x.duckdb"),
             "rates_first": True,
+            "coalesce_groups": [g.name for g in groups],
         }
-    every = deployments(groups, every=30)
-    assert {s.schedule.interval.total_seconds() for d in every for s in d.schedules} == {30}
-    assert {d.parameters["db_path"] for d in every} == {None}
+    limit = made.concurrency_limit if isinstance(made.concurrency_limit, int) else made.concurrency_limit.limit
+    assert limit == 1 and made.concurrency_options.collision_strategy.value == "CANCEL_NEW"
+    every = deployment(groups, tmp_path / "x.duckdb", every=30)
+    [schedule] = every.schedules
+    assert schedule.schedule.interval.total_seconds() == 30
+    assert schedule.parameters["schedule_group"] == [g.name for g in groups] and "coalesce_groups" not in schedule.parameters
+
+
+def test_two_databases_never_share_a_deployment_name_even_with_one_file_name(tmp_path: Path):
+    labels = {database_label(tmp_path / "a" / "demo.duckdb"), database_label(tmp_path / "b" / "demo.duckdb"), database_label(tmp_path / "demo2.duckdb")}
+    assert len(labels) == 3
+    assert database_label(tmp_path / "a" / "demo.duckdb") == database_label(tmp_path / "a" / ".." / "a" / "demo.duckdb")
+
+
+def test_a_group_is_due_when_none_of_its_sources_started_within_its_interval(tmp_path: Path):
+    from datetime import UTC, datetime, timedelta
+
+    from warehouse import db
+
+    groups = {g.name: g for g in load_groups()}
+    now = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
+    con = db.connect(tmp_path / "due.duckdb")
+    started = {groups["live-stock"].sources[0]: now - timedelta(minutes=58), groups["price-lists"].sources[-1]: now - timedelta(hours=6)}
+    for n, (source, at) in enumerate(started.items()):
+        con.execute(
+            "INSERT INTO scrape_runs (run_id, source, provider, started_at, finished_at, status) VALUES (?, ?, 'p', ?, ?, 'ok')", [str(n), source, at, at]
+        )
+    due = due_groups(con, [groups["live-stock"], groups["price-lists"], groups["rates"]], now)
+    # live-stock ran 58 min ago (due within 10 min of its hour); price-lists 6 h ago; rates never.
+    assert [g.name for g in due] == ["live-stock", "price-lists", "rates"]
+    assert [g.name for g in due_groups(con, [groups["price-lists"]], now - timedelta(hours=1))] == []
+    con.close()
 
 
 def test_select_groups_by_name_and_unknown_names():

@@ -142,8 +142,10 @@ def test_a_rejected_row_keeps_its_offers_last_good_version(con):
 
 
 def test_a_rejected_row_with_a_valid_twin_does_not_keep_a_stale_version(con):
+    """A key listed twice with the same content: the copy is rejected, the offer moves on."""
     later = SCRAPED + timedelta(hours=1)
     run_load(con, offers(2))
-    twin = offer(offer_id="type0/us-east-1/on_demand", instance_type="type0", price=-1.0, scraped_at=later)
-    run_load(con, [offer(offer_id="type0/us-east-1/on_demand", instance_type="type0", price=50.0, usd_per_hour=50.0, usd_per_gpu_hour=6.25, scraped_at=later), twin])
+    new = offer(offer_id="type0/us-east-1/on_demand", instance_type="type0", price=50.0, usd_per_hour=50.0, usd_per_gpu_hour=6.25, scraped_at=later)
+    run = run_load(con, [new, new])
+    assert (run.status, run.rows_valid, run.rows_rejected) == ("ok", 1, 1)
     assert current(con)[0] == ("type0/us-east-1/on_demand", 50.0, later)  # type1, unlisted, is kept as delisted

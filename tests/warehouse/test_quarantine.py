@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from gpucat import pipeline
 from gpucat.cli import app
 from schemas.errors import UserInputError
+from schemas.reference import gpu_models
 from scrapers import get_source
 from scrapers.capture import rehash
 from tests.conftest import FIXTURES
@@ -34,7 +35,7 @@ def card(i: int, model: str = "H100-SXM", usd: float = 2.99, region: str = "us-e
     """A one-GPU offer at `usd` per hour: the issue's figures are per GPU-hour."""
     fields = {
         "offer_id": f"{model}-{i}/{region}", "instance_type": f"{model}-{i}", "region": region, "gpu_name": model, "gpu_model": model,
-        "gpu_count": 1.0, "gpu_memory_gb": 80.0, "price": usd, "usd_per_hour": usd, "usd_per_gpu_hour": usd,
+        "gpu_count": 1.0, "gpu_memory_gb": gpu_models()[model].memory_gb, "price": usd, "usd_per_hour": usd, "usd_per_gpu_hour": usd,
     }  # fmt: skip
     return offer(**{**fields, **changes})
 
@@ -103,18 +104,25 @@ def test_a_single_implausible_row_is_rejected_and_its_offer_keeps_its_last_good_
     assert (run.status, run.rows_valid, run.rows_rejected) == ("ok", 11, 1)
     assert [row[:2] for row in current(con)] == [row[:2] for row in before]
     reasons = con.execute("SELECT reasons FROM rejected_rows WHERE run_id = $r", {"r": run.run_id}).fetchone()[0]
-    assert reasons == ["implausible_price: usd_per_gpu_hour 0.0001 outside [0.0598, 149.5], 1/50 to 50x the catalog median 2.99 of H100-SXM"]
+    assert reasons == ["implausible_price: usd_per_gpu_hour 0.0001 outside the reference bounds [0.3, 55.1] of H100-SXM"]
 
 
-def test_a_single_30x_jump_is_rejected_and_its_offer_keeps_its_last_good_version(con):
+@pytest.mark.parametrize(
+    ("usd", "reason"),
+    [
+        (89.7, "implausible_price: usd_per_gpu_hour 89.7 outside the reference bounds [0.3, 55.1] of H100-SXM"),  # issue 11's 30x
+        (44.85, "implausible_jump: usd_per_gpu_hour 2.99 -> 44.85 (15x) against its last good version"),
+    ],
+)
+def test_a_single_big_jump_is_rejected_and_its_offer_keeps_its_last_good_version(con, usd, reason):
     """Issue 11: a 30x jump to $89.7 loaded as truth."""
     run_load(con, catalog())
     before = current(con)
-    run = run_load(con, [card(0, usd=89.7, scraped_at=LATER), *h100_at(2.99)[1:], *l40s_again()])
+    run = run_load(con, [card(0, usd=usd, scraped_at=LATER), *h100_at(2.99)[1:], *l40s_again()])
     assert (run.status, run.rows_valid, run.rows_rejected) == ("ok", 11, 1)
     assert [row[:2] for row in current(con)] == [row[:2] for row in before]
     reasons = con.execute("SELECT reasons FROM rejected_rows WHERE run_id = $r", {"r": run.run_id}).fetchone()[0]
-    assert reasons == ["implausible_jump: usd_per_gpu_hour 2.99 -> 89.7 (30x) against its last good version"]
+    assert reasons == [reason]
 
 
 def test_fit_never_recommends_the_implausible_offer(con, tmp_path):
