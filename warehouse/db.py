@@ -94,6 +94,7 @@ def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
             if pending:
                 hint = "is empty" if len(pending) == len(migration_files()) else f"needs migrations {', '.join(pending)}"
                 raise DatabaseMissing(f"the DuckLake warehouse {lake.describe(url)} {hint}; run `gpucat refresh` once")
+            lake.verify_data_files(con)
         else:
             _migrate_lake(con)
         macros = [lake_schema.macro_statement(s) for s in split_statements((SQL / "macros.sql").read_text(encoding="utf-8"))]
