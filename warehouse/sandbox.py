@@ -65,8 +65,9 @@ def check_statement(con: duckdb.DuckDBPyConnection, sql: str, *, write: bool) ->
     allowed = WRITE_STATEMENTS if write else READ_STATEMENTS
     if kind not in allowed:
         what = kind.name.replace("_", " ")
-        hint = "" if write or kind not in WRITE_STATEMENTS else "; pass --write to change the warehouse"
-        raise QueryError(f"{what} statements are not allowed in `gpucat sql`{' without --write' if hint else ''}{hint}")
+        if not write and kind in WRITE_STATEMENTS:
+            raise QueryError(f"{what} statements are not allowed in a read-only `gpucat sql` session; pass --write to change the warehouse")
+        raise QueryError(f"{what} statements are not allowed in `gpucat sql`")
     names = statement_names(sql)
     for name in names:
         if denied(name):
