@@ -21,7 +21,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from gpucat import __version__
-from schemas.errors import UserInputError
+from schemas.errors import GpucatError, UserInputError
 
 MANIFEST = "manifest.json"
 T = TypeVar("T")
@@ -58,6 +58,9 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, out: Path, now: datetime | N
     try:
         manifest = _pinned(con, lambda: _write(con, staging, final.name, taken))
         staging.rename(final)
+    except OSError as exc:  # a full disk, a folder gone: nothing left behind, one line
+        shutil.rmtree(staging, ignore_errors=True)
+        raise GpucatError(f"cannot write the snapshot under {out}: {exc.strerror or exc}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

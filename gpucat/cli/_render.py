@@ -27,7 +27,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from gpucat.formats import money
+from gpucat.formats import money, printable
 from gpucat.suggest import check_names
 
 err_console = Console(stderr=True)
@@ -142,16 +142,6 @@ def fmt(value: Any, kind: Kind = "text") -> str:
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value)
     return printable(" ".join(str(value).split()))  # one line per row: newlines and tabs become spaces
-
-
-# Characters a terminal acts on instead of showing: C0/C1 controls (ESC starts the sequences that
-# retitle a window or clear the screen), DEL, and the format characters that reorder text.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-
-
-def printable(text: str) -> str:
-    """`text` with every control character shown as its escape (`\\x1b`), never acted on."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 # --- layout -------------------------------------------------------------------------------

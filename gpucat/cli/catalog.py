@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
-from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, handle_errors, split_list
+from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, finite, handle_errors, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
 
@@ -57,6 +56,8 @@ def refresh(
     from gpucat.suggest import check_sources_or_providers
 
     names = split_list(providers)
+    if providers is not None and not names:  # `-p ""` names nothing: it must not mean every source
+        raise UserInputError("--providers names no provider or source; leave it out to refresh all")
     check_sources_or_providers(names)
     sources = select_sources(names or None)  # unknown names fail here, before anything starts
     if replay is not None:
@@ -221,8 +222,8 @@ def offers(
         typer.Option("--gpu", "-g", help="GPU model (H100-SXM) or family (H100); repeat or comma-separate."),
     ] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Only these providers; repeat or comma-separate.")] = None,
-    min_gpu_memory: Annotated[float | None, typer.Option("--min-gpu-memory", help="Minimum memory per GPU, GB.", min=0)] = None,
-    max_price: Annotated[float | None, typer.Option("--max-price", help="Maximum USD per GPU-hour.", min=0)] = None,
+    min_gpu_memory: Annotated[float | None, typer.Option("--min-gpu-memory", help="Minimum memory per GPU, GB.", min=0, callback=finite)] = None,
+    max_price: Annotated[float | None, typer.Option("--max-price", help="Maximum USD per GPU-hour.", min=0, callback=finite)] = None,
     spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
     on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers.")] = False,
     available: Annotated[bool, typer.Option(
@@ -316,7 +317,7 @@ def sql(
         help=f"Print at most this many rows, saying so when rows were left out (default: {TABLE_MAX_ROWS} for a table, all for csv and json).",
     )] = None,
     timeout: Annotated[float, typer.Option(
-        "--timeout", min=0.001, help="Stop the statement after this many seconds.",
+        "--timeout", min=0.001, callback=finite, help="Stop the statement after this many seconds.",
     )] = SQL_TIMEOUT_S,
     db: DbOption = None,
 ) -> None:
@@ -329,8 +330,6 @@ def sql(
     from warehouse.db import connect
 
     cap = max_rows if max_rows is not None else (TABLE_MAX_ROWS if output is SqlFormat.table else None)
-    if math.isnan(timeout):
-        raise UserInputError("--timeout must be a number of seconds, not nan")
     with connect(db, read_only=not write) as con, catalog.stream_sql(con, query, write=write, timeout_s=timeout) as run:
         rows, cut = _capped(run.batches, cap)
         if output is SqlFormat.csv:
