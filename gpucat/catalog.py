@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import queue
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -10,7 +14,11 @@ from typing import Any
 import duckdb
 
 from schemas.errors import QueryError
+from warehouse import sandbox
 from warehouse.db import query_sql
+
+# Rows fetched from DuckDB at a time by `gpucat sql`.
+BATCH_ROWS = 2048
 
 
 @dataclass(frozen=True)
@@ -67,27 +75,105 @@ def offers(
     return run_query(con, query_sql("offers"), params)
 
 
-# The sandbox `gpucat sql` runs a user's statement in: no file system, network, ATTACH, COPY TO,
-# EXPORT, INSTALL or LOAD, no Python variables mistaken for tables, and the configuration locked
-# so the statement cannot turn any of that back on. `--write` may change the warehouse only.
-SANDBOX = (
-    "SET python_enable_replacements = false",
-    "SET enable_external_access = false",
-    "SET lock_configuration = true",
-)
+def run_sql(con: duckdb.DuckDBPyConnection, sql: str, *, write: bool = False, timeout_s: float | None = None) -> Result:
+    """Exactly one statement, in the sandbox (`warehouse.sandbox`), every row fetched."""
+    with stream_sql(con, sql, write=write, timeout_s=timeout_s) as run:
+        return Result(run.columns, [row for batch in run.batches for row in batch])
 
 
-def run_sql(con: duckdb.DuckDBPyConnection, sql: str) -> Result:
-    """Exactly one statement, in the sandbox; the connection is unusable for anything else after."""
+@dataclass
+class SqlRun:
+    """A running statement: its column names and its rows, a batch at a time, as DuckDB makes them."""
+
+    columns: list[str]
+    batches: Iterator[list[tuple[Any, ...]]]
+
+
+@contextmanager
+def stream_sql(
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    *,
+    write: bool = False,
+    timeout_s: float | None = None,
+    memory_limit: str = sandbox.DEFAULT_MEMORY_LIMIT,
+    batch_rows: int = BATCH_ROWS,
+) -> Iterator[SqlRun]:
+    """Run one statement in the sandbox on a worker thread and hand its rows over in batches.
+
+    The statement runs apart from this thread so that Ctrl-C (KeyboardInterrupt, which Python
+    delivers only to the main thread, between bytecodes) and the timeout are noticed while DuckDB
+    works, and both stop it with `con.interrupt()`. Rows are fetched a batch at a time, so memory
+    holds a batch, not the result; leaving the block early (a row cap) stops the statement too.
+    The connection is unusable for anything else after.
+    """
+    sandbox.check_statement(con, sql, write=write)
+    sandbox.lock_down(con, memory_limit=memory_limit)
+    handoff: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            cursor = con.execute(sql)
+            if not put(("columns", [d[0] for d in cursor.description or []])):
+                return
+            while batch := cursor.fetchmany(batch_rows):
+                if not put(("rows", batch)):
+                    return
+            put(("end", None))
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            put(("error", exc))
+
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    worker = threading.Thread(target=work, name="gpucat-sql", daemon=True)
+
+    def take() -> tuple[str, Any]:
+        try:
+            while True:
+                if deadline is not None and time.monotonic() > deadline:
+                    con.interrupt()
+                    raise QueryError(f"the statement ran longer than {timeout_s:g} s and was stopped (see --timeout)")
+                try:
+                    kind, value = handoff.get(timeout=0.05)
+                except queue.Empty:
+                    continue
+                if kind == "error":
+                    if isinstance(value, duckdb.InterruptException):
+                        raise QueryError("the statement was interrupted")
+                    if isinstance(value, duckdb.Error):
+                        raise QueryError(_first_line(value))
+                    raise value
+                return kind, value
+        except KeyboardInterrupt:
+            con.interrupt()
+            raise QueryError("interrupted (Ctrl-C): the statement was stopped") from None
+
+    def batches() -> Iterator[list[tuple[Any, ...]]]:
+        while True:
+            kind, value = take()
+            if kind == "end":
+                return
+            yield value
+
+    worker.start()
     try:
-        statements = con.extract_statements(sql)
-    except duckdb.Error as exc:
-        raise QueryError(str(exc).splitlines()[0]) from None
-    if len(statements) != 1:
-        raise QueryError("give exactly one SQL statement" + (f" (got {len(statements)})" if statements else ""))
-    for setting in SANDBOX:
-        con.execute(setting)
-    try:
-        return run_query(con, sql)
-    except duckdb.Error as exc:
-        raise QueryError(str(exc).splitlines()[0]) from None
+        _, columns = take()
+        yield SqlRun(columns, batches())
+    finally:
+        if worker.is_alive():
+            stop.set()
+            con.interrupt()
+            worker.join(timeout=5)
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -11,18 +11,20 @@ import hashlib
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow.parquet as pq
 
 from gpucat import __version__
-from schemas.errors import UserInputError
+from schemas.errors import GpucatError, UserInputError
 
 MANIFEST = "manifest.json"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -54,12 +56,26 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, out: Path, now: datetime | N
     except OSError as exc:
         raise UserInputError(f"cannot write under {out}: {exc.strerror or exc}") from None
     try:
-        manifest = _write(con, staging, final.name, taken)
+        manifest = _pinned(con, lambda: _write(con, staging, final.name, taken))
         staging.rename(final)
+    except OSError as exc:  # a full disk, a folder gone: nothing left behind, one line
+        shutil.rmtree(staging, ignore_errors=True)
+        raise GpucatError(f"cannot write the snapshot under {out}: {exc.strerror or exc}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return Snapshot(final, manifest)
+
+
+def _pinned(con: duckdb.DuckDBPyConnection, write: Callable[[], T]) -> T:
+    """`write()` inside one read transaction: every relation comes from the same snapshot, on the
+    file and on a lake (DuckLake pins a transaction to the snapshot it started on), however many
+    refreshes commit meanwhile."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        return write()
+    finally:
+        con.execute("ROLLBACK")
 
 
 def _write(con: duckdb.DuckDBPyConnection, folder: Path, snapshot_name: str, taken: datetime) -> dict[str, Any]:

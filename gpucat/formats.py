@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 
 def money(value: float | None) -> str:
@@ -14,3 +15,13 @@ def money(value: float | None) -> str:
     decimals = max(2, 2 - math.floor(math.log10(abs(value))))
     whole, frac = f"{value:.{decimals}f}".split(".")
     return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
+
+
+# Characters a terminal acts on instead of showing: C0/C1 controls (ESC starts the sequences that
+# retitle a window or clear the screen), DEL, and the format characters that reorder text.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def printable(text: str) -> str:
+    """`text` with every control character shown as its escape (`\\x1b`), never acted on."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

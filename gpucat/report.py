@@ -20,7 +20,7 @@ from typing import Any
 
 import duckdb
 
-from gpucat.formats import money
+from gpucat.formats import money, printable
 from warehouse.db import query_sql
 
 MARKETS = ("on_demand", "spot")
@@ -221,9 +221,9 @@ th { background: #f5f5f5; position: sticky; top: 0; } .scroll { overflow-x: auto
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[bool]) -> str:
-    head = "".join(f'<th class="{"n" if n else ""}">{html.escape(h)}</th>' for h, n in zip(headers, numeric, strict=True))
+    head = "".join(f'<th class="{"n" if n else ""}">{html.escape(printable(h))}</th>' for h, n in zip(headers, numeric, strict=True))
     body = "".join(
-        "<tr>" + "".join(f'<td class="{"n" if n else ""}">{html.escape("" if v is None else str(v))}</td>'
+        "<tr>" + "".join(f'<td class="{"n" if n else ""}">{html.escape("" if v is None else printable(str(v)))}</td>'
                          for v, n in zip(row, numeric, strict=True)) + "</tr>"
         for row in rows
     )  # fmt: skip
@@ -348,8 +348,6 @@ def write_report(path: Any, data: ReportData) -> Any:
     """Write the page atomically: a reader never sees half a file."""
     from pathlib import Path
 
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(render_html(data), encoding="utf-8")
-    tmp.replace(target)
-    return target
+    from gpucat.outfile import write_atomic
+
+    return write_atomic(Path(path), render_html(data).encode("utf-8"))

@@ -153,7 +153,13 @@ def _index(files: list[Path]) -> tuple[list[CaptureEntry], dict[tuple[str, str, 
 def _read_manifest_file(path: Path) -> list[CaptureEntry]:
     folder = path.parent
     entries = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserInputError(f"{path}: not UTF-8 text (byte {exc.start}); a manifest is JSON lines") from None
+    except OSError as exc:
+        raise UserInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -69,6 +69,11 @@ def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: 
         _wait_for_writer(target, deadline)
     con = _open(target, read_only, deadline, wait_s)
     con.execute("SET TimeZone = 'UTC'")
+    try:
+        refuse_newer(con, str(target))
+    except GpucatError:
+        con.close()
+        raise
     if read_only:
         pending = pending_migrations(con)
         if pending:
@@ -89,11 +94,13 @@ def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
 
     con = lake.attach(url, read_only=read_only)
     try:
+        refuse_newer(con, f"the DuckLake warehouse {lake.describe(url)}")
         if read_only:
             pending = pending_migrations(con)
             if pending:
                 hint = "is empty" if len(pending) == len(migration_files()) else f"needs migrations {', '.join(pending)}"
                 raise DatabaseMissing(f"the DuckLake warehouse {lake.describe(url)} {hint}; run `gpucat refresh` once")
+            lake.verify_data_files(con)
         else:
             _migrate_lake(con)
         macros = [lake_schema.macro_statement(s) for s in split_statements((SQL / "macros.sql").read_text(encoding="utf-8"))]
@@ -279,6 +286,16 @@ def _applied(con: duckdb.DuckDBPyConnection) -> set[str]:
     if not exists or not exists[0]:
         return set()
     return {row[0] for row in con.execute("SELECT version FROM schema_migrations").fetchall()}
+
+
+def refuse_newer(con: duckdb.DuckDBPyConnection, label: str) -> None:
+    """A warehouse a newer gpucat migrated is refused by every command: this code does not know its tables."""
+    unknown = sorted(_applied(con) - {f.stem for f in migration_files()})
+    if unknown:
+        latest = migration_files()[-1].stem if migration_files() else "none"
+        raise GpucatError(
+            f"{label} was written by a newer gpucat (migration {', '.join(unknown)}; this gpucat knows up to {latest}); upgrade gpucat to use it"
+        )
 
 
 def pending_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:

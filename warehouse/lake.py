@@ -68,6 +68,7 @@ LEDGER_SQL = (
     f"INSERT INTO {LEDGER} SELECT 0 WHERE NOT EXISTS (SELECT * FROM {LEDGER})",
 )
 CLAIM = f"UPDATE {LEDGER} SET commits = commits + 1"
+DATA_FILES_SQL = Path(__file__).parent / "sql" / "lake_data_files.sql"
 
 
 def is_lake(target: object) -> bool:
@@ -77,7 +78,33 @@ def is_lake(target: object) -> bool:
 
 def describe(url: str) -> str:
     """The URL for messages: a password in the connection string is never shown."""
-    return re.sub(r"(password\s*=\s*)(\S+)", r"\1***", url, flags=re.IGNORECASE)
+    url = _URI_PASSWORD.sub(r"\1***\3", url)
+    return _KEY_PASSWORD.sub(r"\1***", url)
+
+
+# A password in a libpq key/value string (`password=x`, `password = 'a b'`) or a URI (`//user:x@`).
+_KEY_PASSWORD = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
+_URI_PASSWORD = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.IGNORECASE)
+
+
+def split_password(url: str) -> tuple[str, str | None]:
+    """The URL without its password, and the password (None when it has none).
+
+    The password then reaches PostgreSQL through a DuckDB secret, which DuckDB never shows,
+    instead of through the attached path, which `duckdb_databases()` and settings would.
+    """
+    match = _KEY_PASSWORD.search(url)
+    if match:
+        value = match.group(2)
+        if value.startswith("'"):
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        return (url[: match.start()] + url[match.end():]).strip(), value
+    match = _URI_PASSWORD.search(url)
+    if match:
+        from urllib.parse import unquote
+
+        return url[: match.start(1)] + match.group(1)[:-1] + "@" + url[match.end():], unquote(match.group(2))
+    return url, None
 
 
 def data_path(env: Mapping[str, str] = os.environ) -> str | None:
@@ -177,6 +204,10 @@ def _attach(url: str, read_only: bool, env: Mapping[str, str]) -> duckdb.DuckDBP
         needed = ["ducklake"] + (["postgres_scanner"] if url[len(PREFIX):].startswith("postgres:") else []) + [n for n in OPTIONAL_EXTENSIONS if n in files]
         for name in needed:
             con.execute(f"LOAD '{_literal(str(files[name]))}'")
+        url, password = split_password(url)
+        if password is not None:
+            # DuckLake's PostgreSQL connection falls back to the default postgres secret.
+            con.execute(f"CREATE TEMPORARY SECRET (TYPE postgres, PASSWORD '{_literal(password)}')")
         options = []
         data = data_path(env)
         if data and not read_only and "://" in data and "httpfs" not in files:
@@ -190,7 +221,8 @@ def _attach(url: str, read_only: bool, env: Mapping[str, str]) -> duckdb.DuckDBP
         con.execute(f"ATTACH '{_literal(url)}' AS {CATALOG}{suffix}")
         for statement in SESSION:
             con.execute(statement)
-        # `gpucat sql` turns file access off (catalog.SANDBOX); the lake's own files stay readable.
+        # `gpucat sql` turns file access off (warehouse.sandbox); the lake's own files stay readable
+        # (the sandbox refuses COPY and every other statement that writes a file).
         row = con.execute(f"SELECT data_path FROM ducklake_settings('{CATALOG}')").fetchone()
         if row and row[0]:
             con.execute(f"SET allowed_directories = ['{_literal(row[0])}']")
@@ -205,6 +237,29 @@ def _attach(url: str, read_only: bool, env: Mapping[str, str]) -> duckdb.DuckDBP
         con.close()
         raise
     return con
+
+
+def verify_data_files(con: duckdb.DuckDBPyConnection) -> None:
+    """Raise when a data or delete file of the current snapshot is missing or not the size DuckLake
+    recorded: a file changed outside DuckLake must be an error, never a price. (DuckLake records
+    no checksum, so the size is what can be checked.) Files in an object store are not checked."""
+    row = con.execute(f"SELECT value FROM __ducklake_metadata_{CATALOG}.ducklake_metadata WHERE key = 'data_path'").fetchone()
+    data = row[0] if row and row[0] else ""
+    if "://" in data:
+        return
+    files = con.execute(DATA_FILES_SQL.read_text(encoding="utf-8"), {"data_path": data}).fetchall()
+    for path, recorded in files:
+        if "://" in path:
+            continue
+        try:
+            size = os.stat(path).st_size
+        except OSError as exc:
+            raise GpucatError(f"the lake's data file {path} is unreadable ({exc.strerror or exc}); DuckLake lists it in the current snapshot") from None
+        if recorded is not None and size != recorded:
+            raise GpucatError(
+                f"the lake's data file {path} is {size:,} bytes but DuckLake recorded {recorded:,}: "
+                "it was changed outside DuckLake; restore it from a backup before reading"
+            )
 
 
 def _literal(text: str) -> str:

@@ -83,6 +83,8 @@ def warehouse_target(value: str) -> Path | str:
     """A DuckLake URL stays as typed (a Path would fold an object-store URL's slashes); else a file."""
     from warehouse.lake import is_lake  # duckdb loads only for a command given a warehouse
 
+    if not value.strip():
+        raise typer.BadParameter("is empty; give a DuckDB file or a ducklake: URL")
     return value if is_lake(value) else Path(value)
 
 
@@ -99,6 +101,16 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+def finite(value: float | None) -> float | None:
+    """A number option's callback: nan and infinities are refused (every comparison with nan is
+    false, so a nan filter or size would silently mean "no limit")."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 def split_list(values: list[str] | None) -> list[str]:

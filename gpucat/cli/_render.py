@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 import shutil
 import sys
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import typer
@@ -25,7 +27,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from gpucat.formats import money
+from gpucat.formats import money, printable
 from gpucat.suggest import check_names
 
 err_console = Console(stderr=True)
@@ -120,7 +122,7 @@ def fmt(value: Any, kind: Kind = "text") -> str:
     if value is None:
         return ""
     if isinstance(value, str):  # already formatted by the caller (e.g. "?" or ">=7.69")
-        return " ".join(value.split())
+        return printable(" ".join(value.split()))
     if kind == "money":
         return money(value)
     if kind == "count":
@@ -139,7 +141,7 @@ def fmt(value: Any, kind: Kind = "text") -> str:
         return value.isoformat()
     if isinstance(value, list | tuple):
         return ", ".join(fmt(v) for v in value)
-    return " ".join(str(value).split())  # one line per row: newlines and tabs become spaces
+    return printable(" ".join(str(value).split()))  # one line per row: newlines and tabs become spaces
 
 
 # --- layout -------------------------------------------------------------------------------
@@ -204,7 +206,7 @@ def layout(headers: Sequence[str], cells: Sequence[Sequence[str]], fixed: Sequen
 def render(columns: Sequence[Col], records: Sequence[Mapping[str, Any]], *, limit: int | None = None) -> tuple[list[str], list[str]]:
     """The table as lines (header, rule, rows), and the names of columns left off for width."""
     limit = limit or width()
-    headers = [c.title for c in columns]
+    headers = [printable(c.title) for c in columns]
     numeric = [c.kind in NUMERIC for c in columns]
     cells = [[fmt(c.value(r), c.kind) for c in columns] for r in records]
     widths, shown = layout(headers, cells, [n or not c.shrink for n, c in zip(numeric, columns, strict=True)], limit)
@@ -225,6 +227,7 @@ def render(columns: Sequence[Col], records: Sequence[Mapping[str, Any]], *, limi
 def echo_wrapped(text: str, *, err: bool = False) -> None:
     """Prose that wraps between words at the terminal's width, never inside one (piped: one line)."""
     limit = prose_width()
+    text = printable(text)
     lines = [text] if limit is None else textwrap.wrap(text, width=limit, break_long_words=False, break_on_hyphens=False,
                                                        subsequent_indent="  ")  # fmt: skip
     typer.echo("\n".join(lines).replace("\u00a0", " "), err=err)
@@ -256,7 +259,7 @@ def print_records(columns: Sequence[Col], records: Sequence[Mapping[str, Any]], 
     lines, hidden = render(columns, records, limit=limit)
     out = Console(width=limit, highlight=False, soft_wrap=True)
     if title:
-        out.print(Text(truncate(title, limit), style="italic"))
+        out.print(Text(truncate(printable(title), limit), style="italic"))
     out.print(Text(lines[0], style="bold"))
     out.print(Text(lines[1], style="dim"))
     for row in lines[2:]:
@@ -304,7 +307,8 @@ def _json_value(key: str, value: Any) -> Any:
     return value
 
 
-def print_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+def print_csv(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """CSV rows written as they come (`rows` may be a stream)."""
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
@@ -312,6 +316,27 @@ def print_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         writer.writerow(["" if v is None else (v.isoformat() if isinstance(v, datetime) else v) for v in values])
 
 
-def print_json_records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    records = [jsonable(dict(zip(columns, row, strict=True))) for row in rows]
-    sys.stdout.write(json.dumps(records, default=str, indent=2) + "\n")
+def print_json_records(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """A JSON array of records written as they come; strict JSON (`strict_json`)."""
+    sys.stdout.write("[")
+    first = True
+    for row in rows:
+        record = json.dumps(strict_json(jsonable(dict(zip(columns, row, strict=True)))), default=str, indent=2, allow_nan=False)
+        sys.stdout.write(("\n" if first else ",\n") + textwrap.indent(record, "  "))
+        first = False
+    sys.stdout.write("]\n" if first else "\n]\n")
+
+
+def strict_json(value: Any) -> Any:
+    """What JSON can say: NaN and infinities as null, DECIMALs as numbers, inside lists and maps too."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return None
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, Mapping):
+        return {str(k): strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(v) for v in value]
+    return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from enum import Enum
 from pathlib import Path
@@ -14,7 +15,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
-from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, handle_errors, split_list
+from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, finite, handle_errors, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
 
@@ -55,6 +56,8 @@ def refresh(
     from gpucat.suggest import check_sources_or_providers
 
     names = split_list(providers)
+    if providers is not None and not names:  # `-p ""` names nothing: it must not mean every source
+        raise UserInputError("--providers names no provider or source; leave it out to refresh all")
     check_sources_or_providers(names)
     sources = select_sources(names or None)  # unknown names fail here, before anything starts
     if replay is not None:
@@ -219,8 +222,8 @@ def offers(
         typer.Option("--gpu", "-g", help="GPU model (H100-SXM) or family (H100); repeat or comma-separate."),
     ] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Only these providers; repeat or comma-separate.")] = None,
-    min_gpu_memory: Annotated[float | None, typer.Option("--min-gpu-memory", help="Minimum memory per GPU, GB.", min=0)] = None,
-    max_price: Annotated[float | None, typer.Option("--max-price", help="Maximum USD per GPU-hour.", min=0)] = None,
+    min_gpu_memory: Annotated[float | None, typer.Option("--min-gpu-memory", help="Minimum memory per GPU, GB.", min=0, callback=finite)] = None,
+    max_price: Annotated[float | None, typer.Option("--max-price", help="Maximum USD per GPU-hour.", min=0, callback=finite)] = None,
     spot: Annotated[bool, typer.Option("--spot", help="Only spot offers.")] = False,
     on_demand: Annotated[bool, typer.Option("--on-demand", help="Only on-demand offers.")] = False,
     available: Annotated[bool, typer.Option(
@@ -298,26 +301,62 @@ class SqlFormat(str, Enum):
     json = "json"
 
 
+# Rows a `gpucat sql` table shows unless --max-rows says otherwise (CSV and JSON stream every row).
+TABLE_MAX_ROWS = 1000
+SQL_TIMEOUT_S = 300.0
+
+
 @app.command()
 @handle_errors
 def sql(
     query: Annotated[str, typer.Argument(help="One SQL statement, e.g. \"SELECT * FROM current_offers LIMIT 5\".")],
     output: Annotated[SqlFormat, typer.Option("--format", "-f", help="Output format.")] = SqlFormat.table,
     write: Annotated[bool, typer.Option("--write", help="Open the database writable (default read-only).")] = False,
+    max_rows: Annotated[int | None, typer.Option(
+        "--max-rows", min=1, show_default=False,
+        help=f"Print at most this many rows, saying so when rows were left out (default: {TABLE_MAX_ROWS} for a table, all for csv and json).",
+    )] = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.001, callback=finite, help="Stop the statement after this many seconds.",
+    )] = SQL_TIMEOUT_S,
     db: DbOption = None,
 ) -> None:
-    """Run SQL against the DuckDB file (read-only unless --write)."""
+    """Run SQL against the DuckDB file (read-only unless --write).
+
+    Rows stream from DuckDB as they are made; a table shows the first --max-rows of them. The
+    statement stops at --timeout or on Ctrl-C, and runs under a memory limit.
+    """
     from gpucat import catalog
     from warehouse.db import connect
 
-    with connect(db, read_only=not write) as con:
-        result = catalog.run_sql(con, query)
-    if output is SqlFormat.csv:
-        print_csv(result.columns, result.rows)
-    elif output is SqlFormat.json:
-        print_json_records(result.columns, result.rows)
-    else:
-        print_table(result.columns, result.rows)
+    cap = max_rows if max_rows is not None else (TABLE_MAX_ROWS if output is SqlFormat.table else None)
+    with connect(db, read_only=not write) as con, catalog.stream_sql(con, query, write=write, timeout_s=timeout) as run:
+        rows, cut = _capped(run.batches, cap)
+        if output is SqlFormat.csv:
+            print_csv(run.columns, rows)
+        elif output is SqlFormat.json:
+            print_json_records(run.columns, rows)
+        else:
+            print_table(run.columns, list(rows))
+    if cut[0]:
+        echo_wrapped(f"(showed the first {cap:,} rows; the result has more: pass --max-rows, or --format csv/json for every row)", err=True)
+
+
+def _capped(batches: Iterator[list[tuple[Any, ...]]], cap: int | None) -> tuple[Iterator[tuple[Any, ...]], list[bool]]:
+    """The rows one at a time, at most `cap`; `cut[0]` turns true once a row past the cap is seen."""
+    cut = [False]
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        seen = 0
+        for batch in batches:
+            for row in batch:
+                if cap is not None and seen == cap:
+                    cut[0] = True
+                    return
+                seen += 1
+                yield row
+
+    return rows(), cut
 
 
 @app.command()

@@ -9,7 +9,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapped, print_records
-from gpucat.cli._common import DbOption, split_list
+from gpucat.cli._common import DbOption, finite, split_list
 from gpucat.cli._train_options import training_options
 from schemas.errors import UserInputError
 
@@ -32,7 +32,7 @@ def cost_command(  # type: ignore[no-untyped-def]
         help="Spot checkpoint interval (30m, 1h); half is lost per interruption.")] = "30m",
     retention: Annotated[str, typer.Option("--retention", rich_help_panel=JOB_PANEL,
         help="How long dataset and checkpoints stay stored after the run (7d, 12h, 0).")] = "7d",
-    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", rich_help_panel=JOB_PANEL, show_default=False,
+    dataset_gb: Annotated[float | None, typer.Option("--dataset-gb", rich_help_panel=JOB_PANEL, show_default=False, callback=finite,
         help="Dataset size in GB (default: the tokens as text, 4 bytes a token).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", rich_help_panel=OFFERS_PANEL,
         help="Only these providers; repeat or comma-separate.")] = None,

@@ -207,3 +207,35 @@ def test_parse_converts_other_currencies_with_the_rates_of_a_warehouse(catalog_d
     rated = [json.loads(line) for line in runner.invoke(app, ["parse", name, *files, "--db", str(catalog_db)]).stdout.splitlines()]
     converted = [line for line in rated if line["table"] == "offers" and line["currency"] != "USD"]
     assert converted and all(line["fx_rate_date"] and line["usd_per_hour"] > 0 for line in converted)
+
+
+def test_export_reads_one_snapshot_while_a_refresh_commits(catalog_db, tmp_path, monkeypatch):
+    """A run committed after the export began is in none of its files, even ones written later."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from gpucat import export
+    from warehouse import db
+
+    path = tmp_path / "g.duckdb"
+    shutil.copy(catalog_db, path)
+    con = db.connect(path)
+    other = con.cursor()  # another session of the same database, as a refresh would be
+    runs_before = con.execute("SELECT count(*) FROM scrape_runs").fetchone()[0]
+    real_write = pq.write_table
+    calls = []
+
+    def write_then_commit_a_run(table, where, **kwargs):
+        if not calls:
+            other.execute("INSERT INTO scrape_runs (run_id, source, provider, status, started_at, finished_at) "
+                          "SELECT 'late-run', source, provider, 'ok', now(), now() FROM scrape_runs LIMIT 1")  # fmt: skip
+        calls.append(where)
+        return real_write(table, where, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", write_then_commit_a_run)
+    snapshot = export.export_snapshot(con, tmp_path / "snaps")
+    assert con.execute("SELECT count(*) FROM scrape_runs").fetchone()[0] == runs_before + 1  # it did commit
+    assert [p.name for p in calls].index("scrape_runs.parquet") > 0
+    assert pq.read_table(snapshot.path / "scrape_runs.parquet").num_rows == runs_before
+    con.close()

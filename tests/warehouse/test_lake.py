@@ -368,3 +368,29 @@ def test_a_lake_writer_travels_to_another_process_as_its_url(lake_url: str) -> N
     with copy.open() as con:
         assert con.execute("SELECT count(*) FROM scrape_runs").fetchone() == (0,)
     copy.close()
+
+
+@pytest.mark.parametrize("change", ["longer", "shorter", "missing"])
+def test_a_data_file_changed_outside_ducklake_is_an_error_not_a_price(lake_url: str, tmp_path: Path, change: str) -> None:
+    """Readers check each file of the current snapshot against the size DuckLake recorded."""
+    refresh(lake_url, ["runpod-graphql"])
+    files = sorted((tmp_path / "data").rglob("*.parquet"))
+    victim = next(p for p in files if "offer_versions" in p.parts)
+    size = victim.stat().st_size
+    if change == "missing":
+        victim.unlink()
+    else:
+        body = victim.read_bytes()
+        victim.write_bytes(body + b"\0" * 16 if change == "longer" else body[:-16])
+    with pytest.raises(GpucatError, match="unreadable" if change == "missing" else f"DuckLake recorded {size:,}") as caught:
+        db.connect(lake_url, read_only=True)
+    assert str(victim) in str(caught.value)
+
+
+def test_an_untouched_lake_passes_the_file_check(lake_url: str) -> None:
+    refresh(lake_url, ["runpod-graphql"])
+    with db.connect(lake_url, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM current_offers").fetchone()[0] > 0
+        listed = con.execute("SELECT data_file, data_file_size_bytes FROM ducklake_list_files('lake', 'offer_versions')").fetchall()
+        checked = con.execute(lake.DATA_FILES_SQL.read_text(encoding="utf-8"), {"data_path": str(Path(listed[0][0]).parents[2]) + "/"}).fetchall()
+    assert set(listed) <= set(checked)  # the check resolves paths as DuckLake does

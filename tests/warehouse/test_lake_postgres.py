@@ -1,19 +1,14 @@
 """The team warehouse on a real PostgreSQL: two refreshes of different sources at once, read during.
 
-The server comes from Debian's `postgresql` package (.ci/run installs it), started on loopback
-with its own data directory and stopped at the end. initdb refuses to run as root, so as root
-the server runs as `nobody` (the data directory is handed to it).
+The server (tests/postgres_server.py) comes from Debian's `postgresql` package (.ci/run installs
+it), started on loopback with its own data directory and stopped at the end.
 """
 
 from __future__ import annotations
 
 import os
-import pwd
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, ROOT
+from tests.postgres_server import BIN, SKIP_REASON, new_database, running_server
 from warehouse import db, lake, lake_schema
 
 # Two processes, different sources, different providers: each writes offer_versions,
@@ -32,56 +28,13 @@ REFRESH_TIMEOUT_S = 300
 CLI = [sys.executable, "-c", "from gpucat.cli import app; app()"]  # the `gpucat` command, in this interpreter
 
 
-def server_binaries() -> Path | None:
-    versions = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
-    if versions:
-        return versions[-1].parent
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
-
-
-BIN = server_binaries()
-pytestmark = pytest.mark.skipif(BIN is None, reason="PostgreSQL server binaries (initdb, pg_ctl) are not installed: apt-get install postgresql")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def as_server_user(args: list[str]) -> list[str]:
-    """The command as `nobody` when we are root (initdb refuses root), else as ourselves."""
-    return ["runuser", "-u", "nobody", "--", *args] if os.geteuid() == 0 else args
+pytestmark = pytest.mark.skipif(BIN is None, reason=SKIP_REASON)
 
 
 @pytest.fixture(scope="module")
 def postgres() -> Iterator[dict[str, object]]:
-    assert BIN is not None
-    home = Path(tempfile.mkdtemp(prefix="gpucat-pg-"))  # under /tmp, reachable by nobody (tmp_path is not)
-    data, port = home / "data", free_port()
-    if os.geteuid() == 0:
-        nobody = pwd.getpwnam("nobody")
-        os.chown(home, nobody.pw_uid, nobody.pw_gid)
-    run = {"check": True, "capture_output": True, "text": True, "timeout": 120}
-    subprocess.run(as_server_user([str(BIN / "initdb"), "-D", str(data), "-U", "gpucat", "--auth=trust", "-E", "UTF8", "--no-sync"]), **run)
-    # fsync off: a test server that dies loses nothing we need.
-    options = f"-h 127.0.0.1 -p {port} -k {home} -F -c max_connections=200"
-    subprocess.run(as_server_user([str(BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(home / "server.log"), "-w", "-t", "60", "start"]), **run)
-    try:
-        yield {"port": port, "home": home}
-    finally:
-        subprocess.run(as_server_user([str(BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]), capture_output=True, timeout=120)
-        shutil.rmtree(home, ignore_errors=True)
-
-
-def new_database(postgres: dict[str, object], name: str) -> str:
-    """A fresh database on the server, as a DuckLake URL."""
-    port = postgres["port"]
-    subprocess.run(
-        [str(BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "gpucat", name], check=True, capture_output=True, text=True, timeout=60
-    )
-    return f"ducklake:postgres:dbname={name} host=127.0.0.1 port={port} user=gpucat"
+    with running_server() as server:
+        yield server
 
 
 def gpucat(*args: str, env: dict[str, str]) -> subprocess.Popen:
