@@ -6,7 +6,8 @@ this table says which:
 - `not_published`: the provider's own page that should state it (`reference_url`) does not;
 - `not_found`: nobody found it; `searches` says where and with what it was looked for;
 - `not_applicable`: the figure cannot hold a value for this row (spot notice without spot,
-  the stopped rate of storage not billed while stopped, the end of an open-ended last tier).
+  the stopped rate of storage not billed while stopped, the end of an open-ended last tier, the
+  allowance of traffic that is free without limit).
 
 A rule names a provider, a table, the row it speaks for (`item`: a storage product, an egress
 scope, or `*` for every row of the provider in that table) and the figure columns (space
@@ -86,8 +87,11 @@ def derived_reasons(table: str, row: Mapping[str, Any], schedule_last_tier: bool
             out["usd_per_gb_month_stopped"] = "not billed while stopped"
         if row.get("kind") == "object_storage":
             out |= {c: "object storage is not tied to an instance" for c in ("usd_per_gb_month_stopped", "persists_on_stop", "persists_on_terminate", "billed_while_stopped")}
-    elif table == "egress_terms" and schedule_last_tier and row.get("from_gb") is not None:
-        out["to_gb"] = "the last tier is open-ended"
+    elif table == "egress_terms":
+        if schedule_last_tier and row.get("from_gb") is not None:
+            out["to_gb"] = "the last tier is open-ended"
+        if row.get("usd_per_gb") == 0 and row.get("to_gb") is None:
+            out |= {"free_allowance_gb_month": "the traffic is free without limit", "original_price": "nothing is charged"}
     return out
 
 
