@@ -6,6 +6,12 @@ providers publish terms in machine-readable form.
     uv run python bench/terms_coverage.py --by-provider   # and one line per provider
     uv run python bench/terms_coverage.py --json
 
+The catalog block counts the terms as `gpucat providers` shows them: the reviewed rows merged with
+what the terms sources scrape from the bundled fixtures (the `storage_terms` / `egress_terms`
+views), and says of every NULL figure why it is NULL (schemas/null_reasons.py): not_published,
+not_found, not_applicable, or unexplained when no rule covers it. `share` is sourced cells over
+all figure cells; `share_applicable` leaves the not_applicable cells out of the count.
+
 A figure cell is one of a table's `Config.metadata["figures"]` columns on one row; the
 provenance columns and the key are not counted. "Machine-readable" has two readings, both
 printed: sources in the registry that fill a terms table (scraped, with fixtures; their rows
@@ -70,6 +76,7 @@ def coverage() -> dict:
         "providers": dict(sorted(per_provider.items())),
         "machine_readable": {"scraped_sources": scraped_terms_sources(), "stated_in_notes": sorted(said_machine_readable)},
         "scraped_from_fixtures": scraped_coverage(),
+        "catalog": catalog_coverage(),
     }
 
 
@@ -101,7 +108,7 @@ def scraped_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
         bodies = [folder / json.loads(line)["body"] for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
         items = pipeline.parse_source(source, pipeline.pages_from_files(bodies))
         for table in sorted(tables):
-            rows = [item.as_row() for item in items if getattr(item, "table", None) == table]
+            rows = [item.as_row() for item in items if hasattr(item, "as_row") and item.table == table]
             figures = SCRAPED[table].Config.metadata["figures"]
             filled = sum(row.get(f) is not None for row in rows for f in figures)
             entry = out.setdefault(table, {"rows": 0, "sourced": 0, "null": 0, "sources": {}})
@@ -110,6 +117,52 @@ def scraped_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
             entry["null"] += len(rows) * len(figures) - filled
             entry["sources"][name] = len(rows)
     return out
+
+
+def catalog_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
+    """Figure cells of the merged terms tables, from the terms sources replayed over the fixtures,
+    with the reason behind every NULL."""
+    import tempfile
+
+    from gpucat import pipeline
+    from schemas import null_reasons
+    from scrapers import all_sources
+    from warehouse import db
+
+    sources = [s for s in all_sources().values() if s.loads_first or set(s.tables) & set(SCRAPED)]
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "terms.duckdb"
+        runs = pipeline.refresh_catalog(path, sources, replay_dir=fixtures)
+        failed = [f"{r.source}: {r.error}" for r in runs if r.status != "ok"]
+        if failed:
+            raise SystemExit(f"terms sources failed on the fixtures: {failed}")
+        with db.connect(path, read_only=True) as con:
+            rules = _records(con, "SELECT * FROM terms_null_reasons")
+            for table in MODELS:
+                rows = _records(con, f"SELECT * FROM {table} ORDER BY ALL")  # noqa: S608 - table names are ours
+                figures = null_reasons.TABLES[table][0]
+                counts = {"rows": len(rows), "sourced": 0, "null": 0, **dict.fromkeys([*null_reasons.REASONS, "unexplained"], 0)}
+                unexplained: list[str] = []
+                for row, reasons in zip(rows, null_reasons.explain(table, rows, rules), strict=True):
+                    counts["sourced"] += sum(row[f] is not None for f in figures)
+                    counts["null"] += len(reasons)
+                    for column, why in reasons.items():
+                        counts[why["reason"]] += 1
+                        if why["reason"] == "unexplained":
+                            unexplained.append(f"{row['provider']}/{row.get('product') or row.get('scope') or '*'}/{column}")
+                cells = counts["sourced"] + counts["null"]
+                counts["share"] = round(counts["sourced"] / max(1, cells), 3)
+                counts["share_applicable"] = round(counts["sourced"] / max(1, cells - counts["not_applicable"]), 3)
+                counts["unexplained_cells"] = unexplained
+                out[table] = counts
+    return out
+
+
+def _records(con, sql: str) -> list[dict]:
+    cursor = con.execute(sql)
+    columns = [d[0] for d in cursor.description]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def main() -> None:
@@ -133,6 +186,13 @@ def main() -> None:
         share = t["sourced"] / max(1, t["sourced"] + t["null"])
         by_source = ", ".join(f"{n} {k}" for n, k in t["sources"].items())
         print(f"{table:<21} {t['rows']:>5} {'(scraped)':>12} {t['sourced']:>8} {t['null']:>6} {share:>6.1%}  from the fixtures: {by_source}")
+    print(f"\ncatalog (reviewed + scraped from the fixtures): why each NULL figure is NULL")
+    print(f"{'table':<15} {'rows':>5} {'sourced':>8} {'n/a':>5} {'not_pub':>8} {'not_found':>9} {'unexpl':>7} {'share':>6} {'of applicable':>13}")
+    for table, t in result["catalog"].items():
+        print(
+            f"{table:<15} {t['rows']:>5} {t['sourced']:>8} {t['not_applicable']:>5} {t['not_published']:>8} {t['not_found']:>9}"
+            f" {t['unexplained']:>7} {t['share']:>6.1%} {t['share_applicable']:>13.1%}"
+        )
     mr = result["machine_readable"]
     scraped = ", ".join(f"{p} ({', '.join(s)})" for p, s in mr["scraped_sources"].items()) or "none"
     print(f"\nmachine-readable terms scraped by a source: {scraped}")

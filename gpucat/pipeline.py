@@ -25,7 +25,7 @@ from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
 from schemas.gpu_models import GpuModelRow
-from schemas import egress_terms, storage_terms
+from schemas import egress_terms, null_reasons, storage_terms
 from schemas import providers as provider_terms
 from schemas.model_archs import ModelArchRow
 from schemas.reference import GPU_MODELS_CSV
@@ -50,6 +50,7 @@ REFERENCE_TABLES: dict[str, tuple[Path, type[pa.DataFrameModel]]] = {
     "providers": (provider_terms.CSV, provider_terms.ProviderTerms),
     "reviewed_storage_terms": (storage_terms.CSV, storage_terms.StorageTerms),
     "reviewed_egress_terms": (egress_terms.CSV, egress_terms.EgressTerms),
+    "terms_null_reasons": (null_reasons.CSV, null_reasons.NullReasons),
 }
 
 # DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting

@@ -15,6 +15,7 @@ from typing import Any
 import duckdb
 
 from gpucat.catalog import Result, run_query
+from schemas import null_reasons
 from schemas.errors import UserInputError
 from warehouse.db import query_sql
 
@@ -50,16 +51,23 @@ def in_full(
     con: duckdb.DuckDBPyConnection, providers: Sequence[str] = (), today: date | None = None
 ) -> list[dict[str, Any]]:
     """Every provider's terms: its `providers` row (with evidence), the side-by-side summary,
-    and its storage and egress rows."""
+    and its storage and egress rows; each row says in `null_reasons` why each NULL figure is NULL
+    (not_published, not_found, not_applicable, or unexplained)."""
     summary = side_by_side(con, providers, today).records()
     wanted = {"providers": [row["provider"] for row in summary]}
-    full = {row["provider"]: row for row in run_query(con, query_sql("terms_full"), wanted).records()}
-    storage = _by_provider(run_query(con, query_sql("terms_storage"), wanted).records())
-    egress = _by_provider(run_query(con, query_sql("terms_egress"), wanted).records())
+    rules = run_query(con, query_sql("terms_null_reasons"), wanted).records()
+    full = {row["provider"]: row for row in _explained("providers", run_query(con, query_sql("terms_full"), wanted).records(), rules)}
+    storage = _by_provider(_explained("storage_terms", run_query(con, query_sql("terms_storage"), wanted).records(), rules))
+    egress = _by_provider(_explained("egress_terms", run_query(con, query_sql("terms_egress"), wanted).records(), rules))
     return [
         {**row, **full[row["provider"]], "storage": storage.get(row["provider"], []), "egress": egress.get(row["provider"], [])}
         for row in summary
     ]
+
+
+def _explained(table: str, rows: list[dict[str, Any]], rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    reasons = null_reasons.explain(table, rows, rules)
+    return [{**row, "null_reasons": why} for row, why in zip(rows, reasons, strict=True)]
 
 
 def _by_provider(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -115,7 +115,7 @@ class ScrapedStorageTerm:
     kind: str  # schemas.storage_terms.KINDS
     product: str
     region: str
-    usd_per_gb_month: float
+    usd_per_gb_month: float | None  # None until normalization converts a non-USD original price
     original_currency: str
     original_price: float
     original_unit: str  # GB-month | GiB-month | ...

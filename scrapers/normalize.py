@@ -9,7 +9,9 @@ nothing becomes a rejected row with reason `unknown_gpu`, never a silent drop.
 A price in another currency is converted with the latest loaded exchange rate of that currency
 (`exchange_rates`, one `ExchangeRate` per currency); the offer keeps its own price and currency
 and records the rate's date in `fx_rate_date`. With no rate for its currency an offer is
-rejected as `no_exchange_rate`, never priced with a guess.
+rejected as `no_exchange_rate`, never priced with a guess. A scraped storage price quoted in
+another currency (`original_currency`, OVH's EUR) gets its `usd_per_gb_month` the same way, and
+its evidence names the rate it was converted with.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 
-from schemas.records import ExchangeRate, Offer, ParseItem, Rejected
+from schemas.records import ExchangeRate, Offer, ParseItem, Rejected, ScrapedStorageTerm
 from schemas.reference import gpu_models
 
 ExchangeRates = Mapping[str, ExchangeRate]
@@ -28,7 +30,12 @@ NO_RATES: ExchangeRates = {}
 
 def normalize(items: Iterable[ParseItem], rates: ExchangeRates = NO_RATES) -> Iterator[ParseItem]:
     for item in items:
-        yield normalize_offer(item, rates) if isinstance(item, Offer) else item
+        if isinstance(item, Offer):
+            yield normalize_offer(item, rates)
+        elif isinstance(item, ScrapedStorageTerm) and item.usd_per_gb_month is None and item.original_currency not in (None, "USD"):
+            yield normalize_storage_term(item, rates)
+        else:
+            yield item
 
 
 def normalize_offer(offer: Offer, rates: ExchangeRates = NO_RATES) -> Offer | Rejected:
@@ -53,6 +60,21 @@ def normalize_offer(offer: Offer, rates: ExchangeRates = NO_RATES) -> Offer | Re
         gpu_memory_gb=offer.gpu_memory_gb if offer.gpu_memory_gb is not None else models[offer.gpu_model].memory_gb,
         fx_rate_date=rate_date,
     )
+
+
+# usd_per_gb_month = original_price x this x USD per unit of the currency (730 h a month, GiB = 1.073741824 GB)
+_TO_GB_MONTH = {"GB-month": 1.0, "GiB-month": 1 / 1.073741824, "GB-hour": 730.0, "GiB-hour": 730 / 1.073741824}
+
+
+def normalize_storage_term(term: ScrapedStorageTerm, rates: ExchangeRates = NO_RATES) -> ScrapedStorageTerm | Rejected:
+    rate = rates.get(term.original_currency)
+    if rate is None:
+        return Rejected(term.table, (f"no_exchange_rate: {term.original_currency}",), term.as_row())
+    if term.original_unit not in _TO_GB_MONTH:
+        return Rejected(term.table, (f"unexpected_unit: {term.original_unit!r}",), term.as_row())
+    usd = term.original_price * _TO_GB_MONTH[term.original_unit] * rate.usd_per_unit
+    quote = f"1 {rate.currency} = {rate.usd_per_unit:g} USD, rate of {rate.rate_date.isoformat()}"
+    return replace(term, usd_per_gb_month=round(usd, 9), evidence=f'{term.evidence} || usd_per_gb_month: "{quote}" <{rate.source_url}>')
 
 
 def latest_rates(items: Iterable[ParseItem]) -> dict[str, ExchangeRate]:

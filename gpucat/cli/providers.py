@@ -59,8 +59,10 @@ def providers(
 ) -> None:
     """Provider terms side by side: billing step, stopped billing, spot, fabric, storage and egress.
 
-    Blank = not published or not found (never guessed). `--json` prints every provider's full
-    terms: each storage and egress row with its source URL, verified date and the quoted evidence.
+    Blank = not published, not found or not applicable (never guessed). `--json` prints every
+    provider's full terms: each storage and egress row with its source URL, verified date and the
+    quoted evidence, and for each blank figure why (`null_reasons`: not_published with the page
+    that should state it, not_found with the searches made, or not_applicable).
     """
     from gpucat import terms
     from warehouse.db import connect

@@ -19,8 +19,9 @@ TERMS_SOURCES = [s for s in all_sources().values() if "scraped_storage_terms" in
 @pytest.fixture(scope="module")
 def con(tmp_path_factory):
     path = tmp_path_factory.mktemp("terms") / "t.duckdb"
-    runs = pipeline.refresh_catalog(path, TERMS_SOURCES, replay_dir=FIXTURES)
-    assert [r.status for r in runs] == ["ok"] * len(TERMS_SOURCES), [r.error for r in runs]
+    sources = [s for s in all_sources().values() if s.loads_first] + TERMS_SOURCES  # OVH quotes EUR
+    runs = pipeline.refresh_catalog(path, sources, replay_dir=FIXTURES)
+    assert [r.status for r in runs] == ["ok"] * len(sources), [r.error for r in runs]
     with db.connect(path) as connection:
         yield connection
 

@@ -1,0 +1,88 @@
+"""Verda (formerly DataCrunch) volume types: block volume prices, the machine-readable storage terms.
+
+`GET /v1/volume-types?currency=usd` lists each volume type (`NVMe`, `HDD`, `NVMe_Shared`, ...)
+with `price.price_per_month_per_gb`, the same price per second as `price.cps_per_gb`, and the
+`currency` it is quoted in (Verda also quotes EUR, hence the parameter). Shared-filesystem types
+(`is_shared_fs`) are network volumes; the others block volumes. Traps: a price in a currency
+other than the one asked for is rejected, never read as USD; the monthly and per-second prices
+must agree (per second x 730 x 3600), else the row is rejected as ambiguous; a zero price is a
+placeholder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+
+from schemas.errors import ParseError
+from schemas.records import Page, ParseItem, Rejected, ScrapedStorageTerm
+from scrapers.base import Fetcher, Source
+from scrapers.verda_instance_types import HOST
+
+URL = f"https://{HOST}/v1/volume-types"
+SECONDS_PER_MONTH = 730 * 3600
+AGREEMENT = 0.01  # relative gap allowed between the monthly and the per-second price
+
+
+def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    yield fetcher.get(URL, params={"currency": "usd"})
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    try:
+        payload = json.loads(body.read())
+    except ValueError as exc:
+        raise ParseError(f"Verda answer is not JSON: {exc}") from None
+    if not isinstance(payload, list) or not payload:
+        raise ParseError("Verda volume-types answer is not a non-empty JSON array")
+    for record in payload:
+        try:
+            yield _volume_type(record, url, fetched_at)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ParseError(f"Verda volume type {record.get('type') if isinstance(record, dict) else record!r} lacks field {exc}") from None
+
+
+def _volume_type(record: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
+    price_info = record["price"]
+    monthly, per_second, currency = price_info["price_per_month_per_gb"], price_info.get("cps_per_gb"), price_info["currency"]
+    raw = {"type": record["type"], "price": price_info, "is_shared_fs": record.get("is_shared_fs")}
+    if str(currency).lower() != "usd":
+        return Rejected("scraped_storage_terms", (f"unexpected_currency: {currency!r} (asked for usd)",), raw)
+    if isinstance(monthly, bool) or not isinstance(monthly, int | float) or monthly <= 0:
+        return Rejected("scraped_storage_terms", (f"no_price: price_per_month_per_gb {monthly!r}",), raw)
+    if isinstance(per_second, int | float) and abs(per_second * SECONDS_PER_MONTH - monthly) > AGREEMENT * monthly:
+        reason = f"ambiguous_price: price_per_month_per_gb {monthly} but cps_per_gb {per_second} is {per_second * SECONDS_PER_MONTH:.4f} a month"
+        return Rejected("scraped_storage_terms", (reason,), raw)
+    quote = f"type {record['type']}: price_per_month_per_gb {monthly}, currency {currency}"
+    return ScrapedStorageTerm(
+        provider="verda",
+        kind="network_volume" if record.get("is_shared_fs") else "block",
+        product=f"{record['type']} volume",
+        region="global",
+        usd_per_gb_month=float(monthly),
+        original_currency="USD",
+        original_price=float(monthly),
+        original_unit="GB-month",
+        max_size_gb=None,
+        read_throughput_mb_s=None,
+        source=SOURCE.name,
+        source_url=url,
+        scraped_at=fetched_at,
+        verified_on=fetched_at.date().isoformat(),
+        evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>',
+        notes="one price for every location (the list names none)",
+    )
+
+
+SOURCE = Source(
+    name="verda-terms",
+    provider="verda",
+    description="Verda (DataCrunch) volume types: block and shared volume prices per GB-month (terms)",
+    tables=("scraped_storage_terms",),
+    hosts=frozenset({HOST}),
+    fetch=fetch,
+    parse=parse,
+    docs_url="https://api.datacrunch.io/v1/docs",
+)
