@@ -142,11 +142,25 @@ def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = N
     return list(normalize(parse_pages(source, pages), rates))
 
 
-def exchange_rates(con: duckdb.DuckDBPyConnection) -> dict[str, ExchangeRate]:
-    """The latest loaded rate of every currency, to normalize prices quoted in it."""
+def rate_warnings(items: Sequence[ParseItem]) -> list[str]:
+    """One line per exchange-rate reason offers were rejected for, with how many (what `parse --db` warns)."""
+    counts: dict[str, int] = {}
+    for item in items:
+        if isinstance(item, Rejected):
+            for reason in item.reasons:
+                if reason.startswith(("stale_exchange_rate", "no_exchange_rate")):
+                    counts[reason] = counts.get(reason, 0) + 1
+    return [f"{reason} ({n} row{'s' if n != 1 else ''})" for reason, n in counts.items()]
+
+
+def exchange_rates(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[ExchangeRate, ...]]:
+    """Every loaded rate of every currency, by day: each offer converts with the rate of its own day."""
     with con.cursor() as cursor:
         rows = cursor.execute(db.query_sql("exchange_rates")).fetchall()
-    return {row[0]: ExchangeRate(*row) for row in rows}
+    by_currency: dict[str, list[ExchangeRate]] = {}
+    for row in rows:
+        by_currency.setdefault(row[0], []).append(ExchangeRate(*row))
+    return {currency: tuple(rates) for currency, rates in by_currency.items()}
 
 
 def phases(sources: Sequence[Source]) -> list[list[Source]]:
@@ -156,7 +170,7 @@ def phases(sources: Sequence[Source]) -> list[list[Source]]:
     return [phase for phase in (first, rest) if phase]
 
 
-def with_prerequisites(sources: Sequence[Source], rates: Mapping[str, ExchangeRate]) -> list[Source]:
+def with_prerequisites(sources: Sequence[Source], rates: ExchangeRates) -> list[Source]:
     """The sources, plus every `loads_first` source when the warehouse holds no rates yet.
 
     A scheduled group without the rates source would otherwise reject every non-USD price of
@@ -280,7 +294,7 @@ def prepare_source(source: Source, options: FetchOptions, previous: Validators |
         return Prepared(source, run, error=exc)
 
 
-def load_prepared(writer: db.Writer, ready: Sequence[Prepared], *, read_rates: bool = False) -> tuple[list[RunRecord], dict[str, ExchangeRate] | None]:
+def load_prepared(writer: db.Writer, ready: Sequence[Prepared], *, read_rates: bool = False) -> tuple[list[RunRecord], dict[str, tuple[ExchangeRate, ...]] | None]:
     """Validate the ready sources together, then load them in one opening of the warehouse.
 
     Validation runs before the file opens. Each source still loads (or records its failure or
