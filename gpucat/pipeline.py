@@ -20,7 +20,7 @@ import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, SourceError, UserInputError
+from schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, PrimaryLoaded, SourceError, UserInputError
 from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
@@ -164,10 +164,38 @@ def exchange_rates(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[ExchangeRa
 
 
 def phases(sources: Sequence[Source]) -> list[list[Source]]:
-    """Sources in load order: those others' normalization reads (`loads_first`), then the rest."""
+    """Sources in load order: those others' normalization reads (`loads_first`), then the rest,
+    then the fallbacks, which run only once their primaries' outcome is known (`needless_fallbacks`)."""
     first = [s for s in sources if s.loads_first]
-    rest = [s for s in sources if not s.loads_first]
-    return [phase for phase in (first, rest) if phase]
+    rest = [s for s in sources if not s.loads_first and s.fallback_for is None]
+    fallbacks = [s for s in sources if not s.loads_first and s.fallback_for is not None]
+    return [phase for phase in (first, rest, fallbacks) if phase]
+
+
+# A primary whose latest run ended so holds data of its own (a quarantined batch leaves its last
+# good rows current): its fallback would be a second truth.
+_PRIMARY_HOLDS = ("ok", "unchanged", "quarantined")
+
+
+def needless_fallbacks(writer: db.Writer, phase: Sequence[Source], runs: Mapping[str, RunRecord]) -> dict[str, PrimaryLoaded]:
+    """The fallbacks of `phase` not to run, each with why: their primary's latest run, this
+    refresh's when it ran here, else the warehouse's, holds data. A fallback runs only when its
+    primary was skipped or failed (or never ran)."""
+    out: dict[str, PrimaryLoaded] = {}
+    unknown = [s for s in phase if s.fallback_for is not None and s.fallback_for not in runs]
+    stored: dict[str, str | None] = {}
+    if unknown:
+        with writer.open() as con, con.cursor() as cursor:
+            for s in unknown:
+                row = cursor.execute(db.query_sql("last_run_status"), {"source": s.fallback_for}).fetchone()
+                stored[s.name] = row[0] if row else None
+    for s in phase:
+        if s.fallback_for is None:
+            continue
+        status = runs[s.fallback_for].status if s.fallback_for in runs else stored.get(s.name)
+        if status in _PRIMARY_HOLDS:
+            out[s.name] = PrimaryLoaded(s.fallback_for, str(status))
+    return out
 
 
 def with_prerequisites(sources: Sequence[Source], rates: ExchangeRates) -> list[Source]:
@@ -246,6 +274,8 @@ def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseEx
     """A source that failed, or was skipped for a missing key, gets its scrape_runs row."""
     if isinstance(error, MissingApiKey):
         status, message = "skipped", f"missing API key: {error.env_var} is not set"
+    elif isinstance(error, PrimaryLoaded):
+        status, message = "skipped", str(error)
     else:
         status, message = "failed", f"{type(error).__name__}: {error}"
     message = redact(message, known_secrets())
@@ -399,7 +429,11 @@ def refresh_sources(
     with ThreadPoolExecutor(max_workers=max_workers) as pool:
         for phase in phases(sources):
             order = {source.name: n for n, source in enumerate(phase)}
-            pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates) for source in phase}
+            needless = needless_fallbacks(writer, phase, runs)
+            if needless:
+                loaded, _ = load_prepared(writer, [Prepared(s, new_run(s), error=needless[s.name]) for s in phase if s.name in needless])
+                runs.update((run.source, run) for run in loaded)
+            pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates) for source in phase if source.name not in needless}
             while pending:
                 done, pending = _gather(pending)
                 ready = sorted((f.result() for f in done), key=lambda p: order[p.source.name])  # a burst loads in a stable order
