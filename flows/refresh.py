@@ -123,7 +123,13 @@ def refresh(
             for phase in pipeline.phases(sources):
                 rates = exchange_rates_task(writer)
                 chains = []
+                # A fallback runs only when its primary, earlier in this run or before it, was skipped or failed.
+                needless = pipeline.needless_fallbacks(writer, phase, {run.source: run for run in runs})
                 for source in phase:
+                    if source.name in needless:
+                        skipped = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
+                        runs.append(record_failure_task(writer, skipped, needless[source.name]))
+                        continue
                     run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
                     pages = fetch_task.submit(source.name, options)
                     items = parse_task.submit(source.name, pages, rates)

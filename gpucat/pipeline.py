@@ -20,7 +20,7 @@ import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, SourceError, UserInputError
+from schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, PrimaryLoaded, SourceError, UserInputError
 from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
@@ -143,21 +143,63 @@ def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = N
     return list(normalize(parse_pages(source, pages), rates))
 
 
-def exchange_rates(con: duckdb.DuckDBPyConnection) -> dict[str, ExchangeRate]:
-    """The latest loaded rate of every currency, to normalize prices quoted in it."""
+def rate_warnings(items: Sequence[ParseItem]) -> list[str]:
+    """One line per exchange-rate reason offers were rejected for, with how many (what `parse --db` warns)."""
+    counts: dict[str, int] = {}
+    for item in items:
+        if isinstance(item, Rejected):
+            for reason in item.reasons:
+                if reason.startswith(("stale_exchange_rate", "no_exchange_rate")):
+                    counts[reason] = counts.get(reason, 0) + 1
+    return [f"{reason} ({n} row{'s' if n != 1 else ''})" for reason, n in counts.items()]
+
+
+def exchange_rates(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[ExchangeRate, ...]]:
+    """Every loaded rate of every currency, by day: each offer converts with the rate of its own day."""
     with con.cursor() as cursor:
         rows = cursor.execute(db.query_sql("exchange_rates")).fetchall()
-    return {row[0]: ExchangeRate(*row) for row in rows}
+    by_currency: dict[str, list[ExchangeRate]] = {}
+    for row in rows:
+        by_currency.setdefault(row[0], []).append(ExchangeRate(*row))
+    return {currency: tuple(rates) for currency, rates in by_currency.items()}
 
 
 def phases(sources: Sequence[Source]) -> list[list[Source]]:
-    """Sources in load order: those others' normalization reads (`loads_first`), then the rest."""
+    """Sources in load order: those others' normalization reads (`loads_first`), then the rest,
+    then the fallbacks, which run only once their primaries' outcome is known (`needless_fallbacks`)."""
     first = [s for s in sources if s.loads_first]
-    rest = [s for s in sources if not s.loads_first]
-    return [phase for phase in (first, rest) if phase]
+    rest = [s for s in sources if not s.loads_first and s.fallback_for is None]
+    fallbacks = [s for s in sources if not s.loads_first and s.fallback_for is not None]
+    return [phase for phase in (first, rest, fallbacks) if phase]
 
 
-def with_prerequisites(sources: Sequence[Source], rates: Mapping[str, ExchangeRate]) -> list[Source]:
+# A primary whose latest run ended so holds data of its own (a quarantined batch leaves its last
+# good rows current): its fallback would be a second truth.
+_PRIMARY_HOLDS = ("ok", "unchanged", "quarantined")
+
+
+def needless_fallbacks(writer: db.Writer, phase: Sequence[Source], runs: Mapping[str, RunRecord]) -> dict[str, PrimaryLoaded]:
+    """The fallbacks of `phase` not to run, each with why: their primary's latest run, this
+    refresh's when it ran here, else the warehouse's, holds data. A fallback runs only when its
+    primary was skipped or failed (or never ran)."""
+    out: dict[str, PrimaryLoaded] = {}
+    unknown = [s for s in phase if s.fallback_for is not None and s.fallback_for not in runs]
+    stored: dict[str, str | None] = {}
+    if unknown:
+        with writer.open() as con, con.cursor() as cursor:
+            for s in unknown:
+                row = cursor.execute(db.query_sql("last_run_status"), {"source": s.fallback_for}).fetchone()
+                stored[s.name] = row[0] if row else None
+    for s in phase:
+        if s.fallback_for is None:
+            continue
+        status = runs[s.fallback_for].status if s.fallback_for in runs else stored.get(s.name)
+        if status in _PRIMARY_HOLDS:
+            out[s.name] = PrimaryLoaded(s.fallback_for, str(status))
+    return out
+
+
+def with_prerequisites(sources: Sequence[Source], rates: ExchangeRates) -> list[Source]:
     """The sources, plus every `loads_first` source when the warehouse holds no rates yet.
 
     A scheduled group without the rates source would otherwise reject every non-USD price of
@@ -233,6 +275,8 @@ def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseEx
     """A source that failed, or was skipped for a missing key, gets its scrape_runs row."""
     if isinstance(error, MissingApiKey):
         status, message = "skipped", f"missing API key: {error.env_var} is not set"
+    elif isinstance(error, PrimaryLoaded):
+        status, message = "skipped", str(error)
     else:
         status, message = "failed", f"{type(error).__name__}: {error}"
     message = redact(message, known_secrets())
@@ -281,7 +325,7 @@ def prepare_source(source: Source, options: FetchOptions, previous: Validators |
         return Prepared(source, run, error=exc)
 
 
-def load_prepared(writer: db.Writer, ready: Sequence[Prepared], *, read_rates: bool = False) -> tuple[list[RunRecord], dict[str, ExchangeRate] | None]:
+def load_prepared(writer: db.Writer, ready: Sequence[Prepared], *, read_rates: bool = False) -> tuple[list[RunRecord], dict[str, tuple[ExchangeRate, ...]] | None]:
     """Validate the ready sources together, then load them in one opening of the warehouse.
 
     Validation runs before the file opens. Each source still loads (or records its failure or
@@ -386,7 +430,11 @@ def refresh_sources(
     with ThreadPoolExecutor(max_workers=max_workers) as pool:
         for phase in phases(sources):
             order = {source.name: n for n, source in enumerate(phase)}
-            pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates) for source in phase}
+            needless = needless_fallbacks(writer, phase, runs)
+            if needless:
+                loaded, _ = load_prepared(writer, [Prepared(s, new_run(s), error=needless[s.name]) for s in phase if s.name in needless])
+                runs.update((run.source, run) for run in loaded)
+            pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates) for source in phase if source.name not in needless}
             while pending:
                 done, pending = _gather(pending)
                 ready = sorted((f.result() for f in done), key=lambda p: order[p.source.name])  # a burst loads in a stable order

@@ -43,6 +43,14 @@ class MissingApiKey(SourceError):
         self.env_var = env_var
 
 
+class PrimaryLoaded(SourceError):
+    """A fallback source whose primary has data of its own: the fallback is skipped, not fetched."""
+
+    def __init__(self, primary: str, status: str):
+        super().__init__(f"fallback of {primary}, whose last run is {status}: one source per provider's offers")
+        self.primary = primary
+
+
 class FetchError(SourceError):
     """An HTTP exchange failed in a way that retrying will not fix (4xx, refused redirect, size)."""
 

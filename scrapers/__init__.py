@@ -30,6 +30,14 @@ def all_sources() -> dict[str, Source]:
     return found
 
 
+def siblings(name: str) -> frozenset[str]:
+    """The sources that sell the same offers as `name` from another endpoint: its primary and its fallbacks."""
+    sources = all_sources()
+    source = sources.get(name)
+    primary = {source.fallback_for} if source is not None and source.fallback_for else set()
+    return frozenset(primary | {s.name for s in sources.values() if s.fallback_for == name})
+
+
 def get_source(name: str) -> Source:
     sources = all_sources()
     if name not in sources:

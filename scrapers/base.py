@@ -57,6 +57,11 @@ class Source:
     # A source whose rows other sources' normalization reads (exchange rates): a refresh loads
     # every such source before it parses the others, so they use the rates this run fetched.
     loads_first: bool = False
+    # The source this one stands in for (same provider, same offers, another endpoint): it runs
+    # only when that primary's last run was skipped or failed, after the primary in the same
+    # refresh, and each one's load retires the other's current offers, so a provider's offers
+    # have one truth at a time (gpucat.pipeline.fallback_outcome, warehouse.load).
+    fallback_for: str | None = None
 
 
 def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:

@@ -1,10 +1,10 @@
 """Lambda's public instances page: the keyless source of Lambda's on-demand prices.
 
 Lambda's API (`lambda-instance-types`) needs LAMBDA_API_KEY, and a key needs a payment method
-on file (shared/reference/providers.md, Lambda). This page needs nothing, so it always runs:
-without a key it is Lambda's only source, with one it runs beside the API. The two never share
-an offer_id (this source's ids start with "page/"), so both load as separate offers of the same
-provider, each naming its source.
+on file (shared/reference/providers.md, Lambda). This page needs nothing: it is the API's
+fallback (`fallback_for`), fetched only when the API's last run was skipped (no key) or failed,
+and whichever of the two loads retires the other's current offers, so Lambda's offers never
+carry two prices from two sources. Its offer_ids start with "page/".
 
 The page (lambda.ai/instances, server-rendered) has one tab per instance size ("8x", "4x", "2x",
 "1x"), each tab button labelling a tabpanel (aria-labelledby) that holds a <table> with the
@@ -115,6 +115,7 @@ def _item(row: dict[str, str], count: int, url: str, fetched_at: datetime) -> Pa
 
 SOURCE = Source(
     name="lambda-page",
+    fallback_for="lambda-instance-types",
     provider="lambda",
     description="Lambda instances page: per-GPU-hour on-demand prices per instance size; keyless fallback to the API (HTML)",
     tables=("offers",),

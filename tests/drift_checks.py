@@ -25,10 +25,10 @@ def replayed_pages(source: Source, fixtures: Path) -> list:
 def fixture_rates(fixtures: Path) -> dict:
     """The exchange rates a replay of `fixtures` loads first: what a refresh converts prices with."""
     from scrapers import all_sources
-    from scrapers.normalize import latest_rates
+    from scrapers.normalize import rates_by_currency
 
     first = [s for s in all_sources().values() if s.loads_first and (fixtures / s.provider / s.name).is_dir()]
-    return latest_rates(item for s in first for item in pipeline.parse_source(s, replayed_pages(s, fixtures)))
+    return rates_by_currency(item for s in first for item in pipeline.parse_source(s, replayed_pages(s, fixtures)))
 
 
 def source_problems(source: Source, fixtures: Path, tests: Path) -> list[str]:

@@ -22,6 +22,7 @@ import polars as pl
 from schemas.errors import BatchRejected
 from schemas.validate import CONTRACTS, Validated
 from schemas.records import Rejected
+from scrapers import siblings
 from warehouse import quarantine
 from warehouse.db import query_sql, split_statements, transaction
 
@@ -95,12 +96,40 @@ def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequenc
     implausible = [r for before, after in zip(batches, verdict.batches, strict=True) for r in after.rejected[len(before.rejected):]]
     run.rejected.extend(implausible)
     run.rows_valid -= len(implausible)
+    owned = [_without_foreign_keys(con, batch, run) for batch in verdict.batches]
+    taken = [r for before, after in zip(verdict.batches, owned, strict=True) for r in after.rejected[len(before.rejected):]]
+    run.rejected.extend(taken)
+    run.rows_valid -= len(taken)
     run.rows_rejected = len(run.rejected)
-    _merge_and_record(con, run, verdict.batches)
+    _merge_and_record(con, run, owned)
+
+
+def _without_foreign_keys(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRecord) -> Validated:
+    """The batch less the offers whose key another source of the provider holds current.
+
+    An offer key names one offer of one provider: two sources writing it would leave two current
+    rows (the merge closes only its own source's). Siblings (primary and fallbacks) are retired by
+    the load itself, so their keys are free.
+    """
+    if batch.table != "offers" or not batch.frame.height:
+        return batch
+    free = siblings(run.source)
+    held = {k: src for k, src in con.execute(query_sql("foreign_offer_keys"), {"provider": run.provider, "source": run.source}).fetchall() if src not in free}
+    if not held:
+        return batch
+    clash = batch.frame["offer_id"].is_in(list(held))
+    if not clash.any():
+        return batch
+    rejected = [Rejected("offers", (f"key_held_by_other_source: {held[row['offer_id']]} holds {row['offer_id']!r}",), row) for row in batch.frame.filter(clash).iter_rows(named=True)]
+    return Validated(batch.table, batch.frame.filter(~clash), [*batch.rejected, *rejected])
 
 
 def _merge_and_record(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequence[Validated]) -> None:
     with transaction(con):
+        retire = sorted(siblings(run.source))
+        if retire and any(b.table == "offers" and b.frame.height for b in batches):
+            observed_at = max(b.frame["scraped_at"].max() for b in batches if b.table == "offers" and b.frame.height)
+            con.execute(query_sql("retire_sibling_offers"), {"provider": run.provider, "siblings": retire, "observed_at": observed_at})
         for batch in batches:
             if batch.frame.height:
                 merge_versions(con, batch, run)

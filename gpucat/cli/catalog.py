@@ -375,7 +375,10 @@ def parse(
     with the reasons for a row that would be rejected, or `skipped` with how many rows a page
     held that are not GPU offers (counted, never stored). URL and fetch time come from the
     capture manifest when the file lives in a capture directory. Prices in another currency
-    than USD need rates: pass --db to use a warehouse's (else they show as `no_exchange_rate`).
+    than USD need rates: pass --db to use a warehouse's (else they show as `no_exchange_rate`); each
+offer converts with the rate of its own day or the nearest earlier one, and with --db a warning
+on stderr names every currency whose nearest rate is missing or over 7 days older than the
+offer (those rows show as `stale_exchange_rate`).
     """
     from gpucat import pipeline
     from scrapers import get_source
@@ -393,7 +396,11 @@ def parse(
 
         with connect(db, read_only=True) as con:
             rates = pipeline.exchange_rates(con)
-    for item in pipeline.parse_source(chosen, pages, rates):
+    items = pipeline.parse_source(chosen, pages, rates)
+    if db is not None:  # without --db every non-USD price lacks a rate, as the help says
+        for warning in pipeline.rate_warnings(items):
+            typer.echo(f"warning: {warning}", err=True)
+    for item in items:
         if isinstance(item, Rejected):
             line: dict[str, Any] = {"table": "rejected_rows", "source": chosen.name, "table_name": item.table, "reasons": list(item.reasons), "row": item.row}
         else:

@@ -239,3 +239,22 @@ def test_export_reads_one_snapshot_while_a_refresh_commits(catalog_db, tmp_path,
     assert [p.name for p in calls].index("scrape_runs.parquet") > 0
     assert pq.read_table(snapshot.path / "scrape_runs.parquet").num_rows == runs_before
     con.close()
+
+
+def test_parse_with_a_warehouse_warns_when_its_nearest_rate_is_over_a_week_older(catalog_db, tmp_path):
+    """A body outside its capture folder is dated by its file time (today): the fixtures' 2024 rate is too old for it."""
+    name = "seeweb"  # its parser needs nothing from the URL, so a bare copy parses
+    copies = []
+    for path in fixture_files(name):
+        copies.append(tmp_path / path.name)
+        shutil.copy(path, copies[-1])
+    result = runner.invoke(app, ["parse", name, *map(str, copies), "--db", str(catalog_db)])
+    assert result.exit_code == 0
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: stale_exchange_rate: EUR rate of 2024-06-28 is ")
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert not [line for line in lines if line["table"] == "offers"]
+    assert {r.split(" rate of ")[0] for line in lines if line["table"] == "rejected_rows" for r in line["reasons"] if "exchange_rate" in r} == {"stale_exchange_rate: EUR"}
+    # In its capture folder the same body is dated by its manifest, three days after the rate: no warning.
+    fresh = runner.invoke(app, ["parse", name, *map(str, fixture_files(name)), "--db", str(catalog_db)])
+    assert "warning:" not in fresh.stderr

@@ -32,11 +32,11 @@ def parse_bytes(source: str, body: bytes, url: str = "https://example.invalid/x"
     return [plain(i) for i in get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED)]
 
 
-def normalize_bytes(source: str, body: bytes, url: str = "https://example.invalid/x", rates=None) -> list[dict | Rejected]:
+def normalize_bytes(source: str, body: bytes, url: str = "https://example.invalid/x", rates=None, fetched_at: datetime = FETCHED) -> list[dict | Rejected]:
     """The parser and normalization (no batch pass), over an in-memory body; records as dicts."""
     from scrapers.normalize import NO_RATES, normalize
 
-    return [plain(i) for i in normalize(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED), rates or NO_RATES)]
+    return [plain(i) for i in normalize(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=fetched_at), rates or NO_RATES)]
 
 
 def plain(item: ParseItem) -> dict | Rejected | Skipped:

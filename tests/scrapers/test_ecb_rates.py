@@ -91,12 +91,16 @@ def test_bad_bodies_fail_the_source(body, message):
         parse_bytes("ecb-rates", body, URL)
 
 
-def offer(currency: str, price: float = 2.5, price_unit: str = "instance_hour", count: float = 2) -> Offer:
+# An offer seen on the Monday after the ECB file of Friday 2024-06-28: the nearest earlier rate.
+SEEN = datetime(2024, 7, 1, 6, 0, tzinfo=UTC)
+
+
+def offer(currency: str, price: float = 2.5, price_unit: str = "instance_hour", count: float = 2, seen: datetime = SEEN) -> Offer:
     return Offer(
         provider="scaleway", offer_id="x", source="scaleway-products", instance_type="L4-2-24G", region="fr-par-2",
         market="on_demand", tier=None, gpu_name="L4", gpu_model="L4", gpu_count=count, gpu_memory_gb=None, vcpus=None,
         ram_gb=None, price=price, price_unit=price_unit, currency=currency, availability="unknown", available_count=None,
-        interconnect=None, fabric=None, fabric_gbps=None, source_url="https://api.scaleway.com/x", scraped_at=FETCHED,
+        interconnect=None, fabric=None, fabric_gbps=None, source_url="https://api.scaleway.com/x", scraped_at=seen,
     )  # fmt: skip
 
 
@@ -133,6 +137,47 @@ def test_no_rate_loaded_rejects_the_offer_with_its_currency(currency):
     result = normalize_offer(offer(currency), rates)
     assert isinstance(result, Rejected)
     assert (result.table, result.reasons, result.row["price"]) == ("offers", (f"no_exchange_rate: {currency}",), 2.5)
+
+
+def rate(day: date, usd: float) -> ExchangeRate:
+    return ExchangeRate("EUR", usd, day, "ecb-rates", URL, SCRAPED)
+
+
+HISTORY = (rate(date(2026, 11, 12), 1.10), rate(date(2026, 11, 13), 1.11), rate(date(2026, 11, 16), 1.12), rate(date(2026, 11, 23), 1.20))
+
+
+@pytest.mark.parametrize(
+    ("seen", "usd_per_unit", "fx_rate_date"),
+    [
+        (datetime(2026, 11, 16, 9, 0, tzinfo=UTC), 1.12, date(2026, 11, 16)),  # the offer's own day
+        (datetime(2026, 11, 15, 9, 0, tzinfo=UTC), 1.11, date(2026, 11, 13)),  # a Sunday: Friday's rate
+        (datetime(2026, 11, 20, 23, 0, tzinfo=UTC), 1.12, date(2026, 11, 16)),  # a later rate is never used
+        (datetime(2026, 11, 23, 0, 0, tzinfo=UTC), 1.20, date(2026, 11, 23)),  # seven days would also do
+    ],
+)
+def test_each_offer_converts_with_the_rate_of_its_day_or_the_nearest_earlier(seen, usd_per_unit, fx_rate_date):
+    result = normalize_offer(offer("EUR", seen=seen), {"EUR": HISTORY})
+    assert isinstance(result, Offer)
+    assert (result.usd_per_hour, result.fx_rate_date) == (round(2.5 * usd_per_unit, 6), fx_rate_date)
+
+
+@pytest.mark.parametrize(
+    ("seen", "reason"),
+    [
+        (datetime(2026, 11, 24, 0, 0, tzinfo=UTC), None),  # 1 day after the newest rate
+        (datetime(2026, 11, 30, 23, 59, tzinfo=UTC), None),  # exactly 7 days: still fit
+        (datetime(2026, 12, 1, 0, 0, tzinfo=UTC), "stale_exchange_rate: EUR rate of 2026-11-23 is 8 days older than the offer (2026-12-01); limit 7"),
+        (datetime(2027, 8, 1, 0, 0, tzinfo=UTC), "stale_exchange_rate: EUR rate of 2026-11-23 is 251 days older than the offer (2027-08-01); limit 7"),
+        (datetime(2026, 11, 11, 0, 0, tzinfo=UTC), "no_exchange_rate: EUR has no rate on or before 2026-11-11"),
+    ],
+)
+def test_a_rate_over_seven_days_older_than_the_offer_rejects_it(seen, reason):
+    result = normalize_offer(offer("EUR", seen=seen), {"EUR": HISTORY})
+    if reason is None:
+        assert isinstance(result, Offer) and result.fx_rate_date == date(2026, 11, 23)
+    else:
+        assert isinstance(result, Rejected)
+        assert (result.reasons, result.row["price"], result.row["currency"]) == ((reason,), 2.5, "EUR")
 
 
 def test_latest_rates_keeps_the_newest_day_of_each_currency():
@@ -183,3 +228,16 @@ def test_a_failed_rates_fetch_falls_back_to_the_last_loaded_rates(tmp_path):
     assert [outcome["ecb-rates"][0], outcome["scaleway-products"][0]] == ["failed", "ok"]
     with db.connect(path, read_only=True) as con:
         assert con.execute("SELECT DISTINCT fx_rate_date FROM current_offers").fetchall() == [(date(2024, 6, 28),)]
+
+
+def test_a_replayed_euro_source_seen_over_a_week_after_the_newest_rate_is_rejected_as_stale(tmp_path):
+    path = tmp_path / "gpucat.duckdb"
+    late = tmp_path / "capture"
+    shutil.copytree(FIXTURES, late)
+    manifest = late / "scaleway" / "scaleway-products" / "manifest.jsonl"
+    manifest.write_text(manifest.read_text().replace('"fetched_at": "2024-07-01T', '"fetched_at": "2024-07-06T'))
+    status, error = refresh(path, ["ecb-rates", "scaleway-products"], replay=late)["scaleway-products"]
+    assert (status, "no valid rows" in (error or "")) == ("failed", True)
+    with db.connect(path, read_only=True) as con:
+        reasons = {r for (r,) in con.execute("SELECT DISTINCT reasons[1] FROM rejected_rows WHERE source = 'scaleway-products'").fetchall()}
+    assert "stale_exchange_rate: EUR rate of 2024-06-28 is 8 days older than the offer (2024-07-06); limit 7" in reasons

@@ -58,7 +58,7 @@ def test_whole_record_l40s_hourly_in_gra11():
         "fabric": None,
         "fabric_gbps": None,
         "source_url": URL,
-        "scraped_at": datetime(2026, 11, 20, 6, 0, 20, tzinfo=UTC),
+        "scraped_at": datetime(2024, 7, 1, 6, 0, 20, tzinfo=UTC),
     }
 
 
@@ -152,7 +152,9 @@ def test_bad_bodies_fail_the_source(body, message):
 def test_the_catalogs_own_currency_is_kept_and_converted():
     body = catalog()
     body["locale"]["currencyCode"] = "GBP"  # e.g. ovhSubsidiary=GB
-    result = normalize_bytes("ovh-catalog", json.dumps(body).encode(), URL, rates=fixture_rates(FIXTURES))
+    # Seen on the fixture's capture day, three days after the fixtures' ECB rates.
+    seen = datetime(2024, 7, 1, 6, 0, tzinfo=UTC)
+    result = normalize_bytes("ovh-catalog", json.dumps(body).encode(), URL, rates=fixture_rates(FIXTURES), fetched_at=seen)
     l4 = next(o for o in result if not isinstance(o, Rejected) and o["offer_id"] == "l4-90.consumption/GRA11")
     assert (l4["price"], l4["currency"], l4["usd_per_hour"], l4["fx_rate_date"]) == (0.75, "GBP", round(0.75 * 1.0705 / 0.84638, 6), date(2024, 6, 28))
 

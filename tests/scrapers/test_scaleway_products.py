@@ -61,7 +61,7 @@ def test_whole_record_h100_sxm_8_in_par2():
         "fabric": None,
         "fabric_gbps": None,
         "source_url": PAR2,
-        "scraped_at": datetime(2026, 11, 20, 6, 0, 11, tzinfo=UTC),
+        "scraped_at": datetime(2024, 7, 1, 6, 0, 11, tzinfo=UTC),
     }
 
 

@@ -59,7 +59,7 @@ def test_whole_record_h100_plan_in_frosinone():
         "fabric": None,
         "fabric_gbps": None,
         "source_url": URL,
-        "scraped_at": datetime(2026, 11, 20, 6, 0, 21, tzinfo=UTC),
+        "scraped_at": datetime(2024, 7, 1, 6, 0, 21, tzinfo=UTC),
     }
 
 
