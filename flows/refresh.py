@@ -107,7 +107,7 @@ def refresh(
                 rates = exchange_rates_task(writer)
                 chains = []
                 for source in phase:
-                    run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
+                    run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None, options.replay_dir)
                     pages = fetch_task.submit(source.name, options)
                     items = parse_task.submit(source.name, pages, rates)
                     batch = validate_task.submit(source.name, items, pages)

@@ -14,3 +14,12 @@ def money(value: float | None) -> str:
     decimals = max(2, 2 - math.floor(math.log10(abs(value))))
     whole, frac = f"{value:.{decimals}f}".split(".")
     return f"{whole}.{frac.rstrip('0').ljust(2, '0')}"
+
+
+def short_id(provider: str, offer_id: str) -> str:
+    """A short, stable handle for one offer that a person can paste (`gpucat cost --explain 3f2c1a`):
+    offer ids run to 40 characters ("NVIDIA GeForce RTX 4090/community/spot/1x"), too wide for a
+    table that must keep its total at 80 columns."""
+    import hashlib
+
+    return hashlib.sha1(f"{provider}:{offer_id}".encode()).hexdigest()[:6]
