@@ -10,7 +10,7 @@ from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapped, print_records
 from gpucat.cli._common import DbOption, open_catalog, split_list
-from gpucat.cli._train_options import training_options
+from gpucat.cli._train_options import model_of, training_options
 from gpucat.formats import short_id
 from schemas.errors import UserInputError
 
@@ -86,7 +86,7 @@ def cost_command(  # type: ignore[no-untyped-def]
         include_stale=include_stale,
     )
     shown = choose(COST_COLUMNS, COST_DEFAULT, columns)
-    arch = training.arch()
+    arch = model_of(training)
     settings = training.settings(arch)
     with open_catalog(db) as con:
         result = job_costs(con, arch, settings, options)

@@ -10,7 +10,7 @@ from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, jsonable, print_records
 from gpucat.cli._common import DbOption, open_catalog, split_list
-from gpucat.cli._train_options import training_options
+from gpucat.cli._train_options import model_of, training_options
 from schemas.errors import UserInputError
 
 OFFERS = "Offers to consider"
@@ -53,7 +53,7 @@ def fit_command(  # type: ignore[no-untyped-def]
         raise UserInputError("--spot and --on-demand exclude each other")
     shown = choose(FIT_COLUMNS, FIT_DEFAULT, columns)
     suggest.check_providers(split_list(provider))
-    arch = training.arch()
+    arch = model_of(training)
     settings = training.settings(arch)
     options = FitOptions(
         headroom=headroom,

@@ -12,14 +12,14 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
-from gpucat.cli._train_options import training_options
+from gpucat.cli._train_options import model_of, training_options
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
 
 
 @app.command("memory")
 @handle_errors
-@training_options(gpus=True, default_sharding="none")
+@training_options(gpus=True, default_sharding="fsdp")
 def memory(training, as_json: JsonOption = False) -> None:  # type: ignore[no-untyped-def]
     """Estimate the peak memory per GPU of a fine-tuning run, component by component.
 
@@ -27,7 +27,7 @@ def memory(training, as_json: JsonOption = False) -> None:  # type: ignore[no-un
     """
     from gpucat.memory import estimate_memory
 
-    arch = training.arch()
+    arch = model_of(training)
     estimate = estimate_memory(arch, training.settings(arch))
     if as_json:
         echo_json(estimate.to_dict())

@@ -9,7 +9,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
-from gpucat.cli._train_options import training_options
+from gpucat.cli._train_options import model_of, training_options
 from gpucat.cli._common import DbOption, JsonOption, clock_now, open_catalog
 
 JOB = "Job (optional: the fit ranking)"
@@ -44,7 +44,7 @@ def report_command(  # type: ignore[no-untyped-def]
     with open_catalog(db) as con:
         job = None
         if training.model or training.config:
-            arch = training.arch()
+            arch = model_of(training)
             from gpucat.cost import CostOptions, job_costs
             from gpucat.cost.parse import token_count
 
