@@ -127,10 +127,10 @@ def refresh(
                 needless = pipeline.needless_fallbacks(writer, phase, {run.source: run for run in runs})
                 for source in phase:
                     if source.name in needless:
-                        skipped = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
+                        skipped = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None, options.replay_dir)
                         runs.append(record_failure_task(writer, skipped, needless[source.name]))
                         continue
-                    run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None)
+                    run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None, options.replay_dir)
                     pages = fetch_task.submit(source.name, options)
                     items = parse_task.submit(source.name, pages, rates)
                     batch = validate_task.submit(source.name, items, pages)

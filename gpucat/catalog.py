@@ -52,6 +52,15 @@ def status(con: duckdb.DuckDBPyConnection, now: datetime | None = None) -> list[
     return out
 
 
+def data_fields(data: dict[str, Any] | None) -> dict[str, Any]:
+    """A status row's data columns: how old the source's data is (not its last run) and whether
+    it came from a replayed capture, and which (`gpucat.freshness.data_age`)."""
+    data = data or {}
+    age = data.get("age_hours")
+    return {"data_seen_at": data.get("seen_at"), "data_age_s": None if age is None else round(age * 3600),
+            "capture": data.get("capture"), "captured_at": data.get("captured_at")}
+
+
 def offers(
     con: duckdb.DuckDBPyConnection,
     *,
@@ -61,10 +70,16 @@ def offers(
     max_usd_per_gpu_hour: float | None = None,
     market: str | None = None,
     available_only: bool = False,
-    limit: int = 50,
+    include_stale: bool = False,
+    gpu_count: int | None = None,
+    limit: int | None = 50,
 ) -> Result:
+    """Current offers, cheapest per GPU-hour first; stale ones only with `include_stale`; all of
+    them when `limit` is None."""
     params = {
         "gpus": [g.lower() for g in gpus],
+        "gpu_count": gpu_count,
+        "include_stale": include_stale,
         "providers": [p.lower() for p in providers],
         "min_gpu_memory_gb": min_gpu_memory_gb,
         "max_usd_per_gpu_hour": max_usd_per_gpu_hour,

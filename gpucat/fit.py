@@ -133,3 +133,20 @@ def notes(row: dict[str, Any], estimate: MemoryEstimate, risk: str = "safe") -> 
     if row["availability"] == "unavailable":
         out.append("out of stock now")
     return out
+
+
+def advice(settings: TrainSettings, max_gpus: int, *, more: Sequence[str] = ()) -> str:
+    """What could make a job fit when nothing does, leaving out what the user already asked for."""
+    tries = []
+    if settings.sharding != "none" and max_gpus < GPU_COUNTS[-1]:
+        tries.append("more GPUs (--max-gpus)")
+    if settings.sharding in ("none", "ddp"):
+        tries.append("sharding (--sharding fsdp)")
+    if settings.method != "qlora":
+        tries.append("--method qlora")
+    if not settings.grad_checkpointing:
+        tries.append("--grad-checkpointing")
+    if settings.batch_size > 1:
+        tries.append("a smaller --batch")
+    tries.extend(more)
+    return f"Try {', '.join(tries)}." if tries else "Even these settings need more memory than any current offer has."

@@ -25,3 +25,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u20
 def printable(text: str) -> str:
     """`text` with every control character shown as its escape (`\\x1b`), never acted on."""
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def short_id(provider: str, offer_id: str) -> str:
+    """A short, stable handle for one offer that a person can paste (`gpucat cost --explain 3f2c1a`):
+    offer ids run to 40 characters ("NVIDIA GeForce RTX 4090/community/spot/1x"), too wide for a
+    table that must keep its total at 80 columns."""
+    import hashlib
+
+    return hashlib.sha1(f"{provider}:{offer_id}".encode()).hexdigest()[:6]

@@ -76,13 +76,15 @@ class SourceBatch:
     skipped: int = 0  # rows the parser set aside as out of scope (`Skipped`), counted only
 
 
-def new_run(source: Source, flow_run_id: str | None = None) -> RunRecord:
+def new_run(source: Source, flow_run_id: str | None = None, replay_dir: Path | None = None) -> RunRecord:
+    """A run of `source`; with `replay_dir` it is recorded as a replay of that capture."""
     return RunRecord(
         run_id=uuid.uuid4().hex,
         source=source.name,
         provider=source.provider,
         started_at=datetime.now(UTC),
         flow_run_id=flow_run_id,
+        capture=str(replay_dir) if replay_dir is not None else None,
     )
 
 
@@ -288,6 +290,8 @@ def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseEx
 
 def record_unchanged(con: duckdb.DuckDBPyConnection, run: RunRecord, source: Source, unchanged: SourceUnchanged) -> RunRecord:
     """A source the provider says is unchanged: no parse, its rows stay current and count as seen now."""
+    if run.capture is not None:
+        run.captured_at = unchanged.checked_at
     with _WRITE_LOCK:
         validators.record_unchanged(con, run, source.tables, unchanged.checked_at)
     report(run.source, "unchanged", str(unchanged))
@@ -312,7 +316,7 @@ class Prepared:
 
 def prepare_source(source: Source, options: FetchOptions, previous: Validators | None, rates: ExchangeRates = NO_RATES, run: RunRecord | None = None) -> Prepared:
     """Fetch and parse one source; never opens the warehouse, never raises (a failure rides along)."""
-    run = run or new_run(source)
+    run = run or new_run(source, replay_dir=options.replay_dir)
     try:
         pages, seen = fetch_source_since(source, options, previous)
     except SourceUnchanged as unchanged:
@@ -384,7 +388,7 @@ def refresh_source(
     validators' save), so a slow fetch locks out no reader.
     """
     writer = db.Writer.of(warehouse)
-    run = new_run(source, flow_run_id)
+    run = new_run(source, flow_run_id, options.replay_dir)
     try:
         previous = None
         if options.record_dir is None:  # a recording fetches in full: a capture must hold every body

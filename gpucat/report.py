@@ -48,21 +48,33 @@ class ReportData:
     history: list[dict[str, Any]]
     job: Job | None = None
     notes: list[str] = field(default_factory=list)
+    include_stale: bool = False
+    replay: str | None = None  # the banner when the data was replayed from a capture (gpucat.freshness.DataAge.label)
+    stale_note: str | None = None  # which stale sources the page left out (or kept)
 
 
-def _records(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any]]:
-    cursor = con.execute(query_sql(name))
+def _records(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    cursor = con.execute(query_sql(name), params or {})
     columns = [d[0] for d in cursor.description or []]
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
-def collect(con: duckdb.DuckDBPyConnection, job: Job | None = None, now: datetime | None = None) -> ReportData:
+def collect(con: duckdb.DuckDBPyConnection, job: Job | None = None, now: datetime | None = None, *,
+            include_stale: bool = False) -> ReportData:
+    """The page's data. Stale offers are left out unless `include_stale`, by the rule `offers`,
+    `fit` and `cost` follow (gpucat.freshness); a replay is named in a banner with its age."""
+    from gpucat.freshness import data_age, left_out_note, stale_sources
+
+    fresh = {"include_stale": include_stale}
     return ReportData(
         generated_at=now or datetime.now(UTC),
-        spread=_records(con, "report_spread"),
-        availability=_records(con, "report_availability"),
+        spread=_records(con, "report_spread", fresh),
+        availability=_records(con, "report_availability", fresh),
         history=_records(con, "report_history"),
         job=job,
+        include_stale=include_stale,
+        replay=data_age(con).label(),
+        stale_note=left_out_note(stale_sources(con), include_stale),
     )
 
 
@@ -217,6 +229,7 @@ table { border-collapse: collapse; font-size: .85rem; margin-top: .6rem; }
 th, td { padding: .25rem .6rem; border-bottom: 1px solid #e3e3e3; text-align: left; white-space: nowrap; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f5f5f5; position: sticky; top: 0; } .scroll { overflow-x: auto; max-width: 100%; }
+p.banner { background: #fff4e5; border-left: 4px solid #ff9800; padding: .5rem .8rem; }
 """
 
 
@@ -272,7 +285,8 @@ def render_html(data: ReportData) -> str:
               r["region"], r["instance_type"]] for i, r in enumerate(rows)],
             [True, False, False, True, True, True, True, False, True, False, False, False, False],
         )  # fmt: skip
-        body = (_chart(fit_figure(rows), "chart-fit") + fit_table) if rows else "<p>No current offer fits this job.</p>"
+        empty = "No current offer fits this job" + ("; stale offers were left out (--include-stale keeps them)." if data.stale_note and not data.include_stale else ".")
+        body = (_chart(fit_figure(rows), "chart-fit") + fit_table) if rows else f"<p>{html.escape(empty)}</p>"
         if job.costs:
             body += ("<h3>What the whole job costs</h3>" + _chart(cost_figure(job.costs), "chart-cost")
                      + _cost_table(job.costs))  # fmt: skip
@@ -287,9 +301,13 @@ def render_html(data: ReportData) -> str:
         f'<script type="text/javascript">{get_plotlyjs()}</script>',
         "</head><body>",
         "<h1>gpucat: rented GPU prices across providers</h1>",
+        *([f'<p class="banner" id="replay"><strong>{html.escape(data.replay[0].upper() + data.replay[1:])}.</strong> '
+           "The prices are as that capture recorded them, not today's market; freshness is judged as of each "
+           "capture.</p>"] if data.replay else []),
         f'<p class="lead">{len({r["provider"] for r in data.spread})} providers, {len(heads)} GPU models, '
-        f"{sum(r['offers'] for r in data.spread)} current offers; generated {data.generated_at:%Y-%m-%d %H:%M} UTC. "
-        "USD; GB = 10^9 bytes.</p>",
+        f"{sum(r['offers'] for r in data.spread)} {'offers (stale ones included)' if data.include_stale else 'current offers'}; "
+        f"generated {data.generated_at:%Y-%m-%d %H:%M} UTC. USD; GB = 10^9 bytes.</p>",
+        *([f'<p class="note">{html.escape(data.stale_note)}.</p>'] if data.stale_note else []),
         f"<p>{nav} · <a href=\"#headline\">table</a></p>",
     ]
     for key, title, lead, body in sections:
@@ -300,12 +318,12 @@ def render_html(data: ReportData) -> str:
 
 
 def fit_job(con: duckdb.DuckDBPyConnection, arch: Any, settings: Any, *, limit: int = 25,
-            costs: Sequence[Any] = (), tokens: float | None = None) -> Job:
+            costs: Sequence[Any] = (), tokens: float | None = None, include_stale: bool = False) -> Job:
     """The job's section: `gpucat fit`'s ranking by hourly price, and `costs` (gpucat.cost's CostRows
     for `tokens` training tokens, computed by the caller) ranked by what the whole job costs."""
     from gpucat.fit import FitOptions, fit
 
-    result = fit(con, arch, settings, FitOptions(limit=limit))
+    result = fit(con, arch, settings, FitOptions(limit=limit, include_stale=include_stale))
     needs = ", ".join(f"{n} GPU{'s' if n > 1 else ''}: {e.per_gpu_gb:.1f} GB" for n, e in result.estimates.items())
     if tokens:
         cost_note = (f"The job-cost ranking prices {tokens:,.0f} training tokens on each configuration (gpucat cost's "

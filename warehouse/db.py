@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator, Mapping
 from collections.abc import Callable
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,16 +52,26 @@ def db_path(explicit: str | Path | None = None) -> Path | str:
     return value if lake.is_lake(value) else Path(value)
 
 
-def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None) -> duckdb.DuckDBPyConnection:
+def connect(
+    path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None, now: datetime | None = None
+) -> duckdb.DuckDBPyConnection:
     """Open (and for writers create and migrate) the warehouse. Readers need an existing file.
+
+    `now` sets the session's clock (the variable gpucat_now that ages offers and sources);
+    without it the clock is DuckDB's now().
 
     Held by another process, the file is retried with backoff for `wait_s` seconds (default
     READ_WAIT_S for readers, WRITE_WAIT_S for writers); readers also let a waiting writer go first.
     A DuckLake URL opens the lake instead (no locks to wait for: `_connect_lake`).
     """
     target = db_path(path)
-    if isinstance(target, str):
-        return _connect_lake(target, read_only)
+    con = _connect_lake(target, read_only) if isinstance(target, str) else _connect_file(target, read_only, wait_s)
+    if now is not None:
+        con.execute("SET VARIABLE gpucat_now = CAST($now AS TIMESTAMPTZ)", {"now": now})
+    return con
+
+
+def _connect_file(target: Path, read_only: bool, wait_s: float | None) -> duckdb.DuckDBPyConnection:
     if str(target) != ":memory:" and read_only and not target.exists():
         raise DatabaseMissing(f"no database at {target}; run `gpucat refresh` first or pass --db")
     wait_s = (READ_WAIT_S if read_only else WRITE_WAIT_S) if wait_s is None else wait_s

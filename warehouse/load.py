@@ -60,6 +60,10 @@ class RunRecord:
     pages: int = 0
     error: str | None = None
     rejected: list[Rejected] = field(default_factory=list)
+    # A replayed run: the capture directory it read (None: live) and the newest fetch time its
+    # responses carry, set when it loads. Its offers are judged fresh as of that time.
+    capture: str | None = None
+    captured_at: datetime | None = None
 
 
 def check_batch(source: str, rows_valid: int, last_good: quarantine.LastGood | None) -> None:
@@ -101,6 +105,8 @@ def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequenc
     run.rejected.extend(taken)
     run.rows_valid -= len(taken)
     run.rows_rejected = len(run.rejected)
+    if run.capture is not None:
+        run.captured_at = max((b.frame["scraped_at"].max() for b in batches if b.frame.height), default=None)
     _merge_and_record(con, run, owned)
 
 
@@ -251,6 +257,8 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
             "rows_skipped": run.rows_skipped,
             "pages": run.pages,
             "error": run.error,
+            "capture": run.capture,
+            "captured_at": run.captured_at,
         },
     )
     if run.rejected:

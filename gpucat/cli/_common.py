@@ -88,6 +88,32 @@ def warehouse_target(value: str) -> Path | str:
     return value if is_lake(value) else Path(value)
 
 
+CLOCK_ENV = "GPUCAT_NOW"
+
+
+def clock_now() -> Any:
+    """The clock read commands age data against: `$GPUCAT_NOW` (ISO 8601, UTC unless it says) when
+    set, e.g. to see what a catalog looks like a year on, else None (the database's now())."""
+    import os
+    from datetime import UTC, datetime
+
+    value = os.environ.get(CLOCK_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        raise fail(f"{CLOCK_ENV}={value!r} is not an ISO 8601 time, e.g. 2027-11-30T06:00:00Z") from None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def open_catalog(db: Any, *, read_only: bool = True) -> Any:
+    """The warehouse for a read command, on the clock of `clock_now`."""
+    from warehouse.db import connect
+
+    return connect(db, read_only=read_only, now=clock_now())
+
+
 # Options several commands take, defined once.
 DbOption = Annotated[
     Any,  # a Path, or a ducklake: URL kept as typed (typer has no Path | str; the parser decides)

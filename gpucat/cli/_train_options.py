@@ -155,3 +155,13 @@ def training_options(*, gpus: bool, default_sharding: str) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def model_of(training: TrainingRequest) -> Any:
+    """The request's model architecture; a name read as another table entry (an instruct variant
+    as its base) is said on stderr, once."""
+    arch = training.arch()
+    note = training.model_note(arch)
+    if note:
+        typer.echo(f"note: {note}", err=True)
+    return arch

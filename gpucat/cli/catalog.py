@@ -15,7 +15,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
-from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, finite, handle_errors, split_list
+from gpucat.cli._common import DbOption, JsonOption, clock_now, echo_json, fail, finite, handle_errors, open_catalog, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from schemas.errors import UserInputError
 
@@ -172,20 +172,21 @@ def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOpti
     them, and flags provider terms (billing, storage, egress) last verified more than 180 days ago.
     """
     from gpucat import catalog, terms
-    from gpucat.freshness import source_freshness
-    from warehouse.db import connect
+    from gpucat.freshness import data_age, source_freshness
 
-    with connect(db, read_only=True) as con:
-        rows = catalog.status(con)
+    with open_catalog(db) as con:
+        rows = catalog.status(con, clock_now())
         terms_age = terms.age_by_provider(con)
         freshness = source_freshness(con)
+        ages = data_age(con)
     for row in rows:
         row.update(terms_age.get(row["provider"], {"terms_verified_on": None, "terms_stale": None}))
         row.update(freshness.get(row["source"], {"stale_after_hours": None, "stale": None}))
+        row.update(catalog.data_fields(ages.sources.get(row["source"])))
     if as_json:
         echo_json(rows)
         return
-    print_records(choose(STATUS_COLUMNS, STATUS_DEFAULT, columns), rows)
+    print_records(choose(STATUS_COLUMNS, STATUS_DEFAULT, columns), rows, title=ages.label())
     stale_data = [f"{r['source']} (budget {r['stale_after_hours']:g} h)" for r in rows if r.get("stale")]
     if stale_data:
         echo_wrapped(f"stale sources, no good run within their freshness budget: {', '.join(stale_data)}")
@@ -199,14 +200,17 @@ def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOpti
 
 STATUS_COLUMNS = (
     Col("source", shrink=False), Col("provider"), Col("status", shrink=False), Col("last_run", "last run", get=lambda r: r.get("last_run_at")),
-    Col("age", kind="age", get=lambda r: r.get("age_s")), Col("last_ok", "last ok", get=lambda r: r.get("last_ok_at")),
+    Col("age", "data age", kind="age", get=lambda r: r.get("data_age_s")), Col("run_age", "run age", kind="age", get=lambda r: r.get("age_s")),
+    Col("data", get=lambda r: (f"replay {r['captured_at']:%Y-%m-%d}" if r.get("captured_at") else "replay") if r.get("capture") else
+        ("live" if r.get("data_seen_at") else "")),
+    Col("last_ok", "last ok", get=lambda r: r.get("last_ok_at")),
     Col("rows", kind="count", get=lambda r: r.get("rows_valid")), Col("rejected", kind="count", get=lambda r: r.get("rows_rejected")),
     Col("skipped", kind="count", get=lambda r: r.get("rows_skipped")), Col("unmapped", kind="count", get=lambda r: r.get("unmapped_rows")),
     Col("unknown_gpus", "unknown GPUs", get=lambda r: r.get("unknown_gpus")), Col("error", get=lambda r: r.get("error")),
     Col("terms", get=lambda r: f"{r['terms_verified_on'] or ''}{' stale' if r['terms_stale'] else ''}"),
     Col("stale", get=lambda r: "stale" if r.get("stale") else ""),
 )  # fmt: skip
-STATUS_DEFAULT = ("source", "status", "age", "stale", "rows", "rejected", "skipped", "unmapped", "terms", "unknown_gpus", "error")
+STATUS_DEFAULT = ("source", "status", "age", "data", "stale", "rows", "rejected", "skipped", "unmapped", "terms", "unknown_gpus", "error")
 
 
 class Market(str, Enum):
@@ -214,12 +218,19 @@ class Market(str, Enum):
     spot = "spot"
 
 
+class OfferFormat(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
 @app.command()
 @handle_errors
 def offers(
     gpu: Annotated[
         list[str] | None,
-        typer.Option("--gpu", "-g", help="GPU model (H100-SXM) or family (H100); repeat or comma-separate."),
+        typer.Option("--gpu", "-g", help="GPU model (H100-SXM), family (H100) or the forms other tools use (A100-80GB, "
+                     "RTX4090, 4090; H100:8 also asks for 8 GPUs); repeat or comma-separate."),
     ] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", help="Only these providers; repeat or comma-separate.")] = None,
     min_gpu_memory: Annotated[float | None, typer.Option("--min-gpu-memory", help="Minimum memory per GPU, GB.", min=0, callback=finite)] = None,
@@ -229,38 +240,54 @@ def offers(
     available: Annotated[bool, typer.Option(
         "--available", help="Drop offers reported out of stock (unknown stock, e.g. AWS, stays).",
     )] = False,
+    include_stale: Annotated[bool, typer.Option(
+        "--include-stale", help="Keep offers of sources past their freshness budget (left out by default, as in fit and cost).",
+    )] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many rows.", min=1)] = 50,
+    show_all: Annotated[bool, typer.Option("--all", help="Every matching offer (no --limit).")] = False,
     columns: ColumnsOption = None,
+    output: Annotated[OfferFormat, typer.Option("--format", "-f", help="Output format (csv and json carry every column).")] = OfferFormat.table,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Current offers, cheapest per GPU-hour first."""
     from gpucat import availability, catalog, suggest
-    from warehouse.db import connect
+    from gpucat.freshness import data_age
+    from gpucat.gpu_names import resolve_gpus
 
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
+    output = OfferFormat.json if as_json else output
     shown = choose(OFFER_COLUMNS, OFFER_DEFAULT, columns)
-    gpus, providers = split_list(gpu), split_list(provider)
-    suggest.check_gpus(gpus)
+    gpus, gpu_count = resolve_gpus(split_list(gpu))
+    providers = split_list(provider)
     suggest.check_providers(providers)
-    query = OfferQuery(gpus=tuple(gpus), providers=tuple(providers), min_gpu_memory_gb=min_gpu_memory,
+    query = OfferQuery(gpus=gpus, providers=tuple(providers), min_gpu_memory_gb=min_gpu_memory,
                        max_usd_per_gpu_hour=max_price, market="spot" if spot else "on_demand" if on_demand else None,
-                       available_only=available)  # fmt: skip
-    with connect(db, read_only=True) as con:
-        result = catalog.offers(con, **asdict(query), limit=limit)
-        note = availability.available_note(con, providers) if available and not as_json else None
+                       available_only=available, gpu_count=gpu_count, include_stale=include_stale)  # fmt: skip
+    with open_catalog(db) as con:
+        everything = catalog.offers(con, **asdict(query), limit=None)
+        result = catalog.Result(everything.columns, everything.rows if show_all else everything.rows[:limit])
+        note = availability.available_note(con, providers) if available and output is OfferFormat.table else None
         empty_because = None
-        if not result.rows and not as_json:
-            count = lambda q: len(catalog.offers(con, **asdict(q), limit=1_000_000).rows)  # noqa: E731
+        if not result.rows:
+            count = lambda q: len(catalog.offers(con, **asdict(q), limit=None).rows)  # noqa: E731
             empty_because = availability.why_empty(query, count, OFFER_FILTERS)
-    if as_json:
-        print_json_records(result.columns, result.rows)
+        replay = data_age(con).label()
+    cut = len(everything.rows) - len(result.rows)
+    if cut:
+        typer.echo(f"note: showing {len(result.rows)} of {len(everything.rows)} offers; --limit N or --all shows more", err=True)
+    if output is not OfferFormat.table:
+        if replay:
+            typer.echo(f"note: {replay}", err=True)
+        (print_csv if output is OfferFormat.csv else print_json_records)(result.columns, result.rows)
         return
     if not result.rows:
         echo_wrapped(f"No current offer matches: {empty_because}." if empty_because else "No current offer matches.")
+        if replay:
+            echo_wrapped(replay, err=True)
         return
-    print_records(shown, result.records())
+    print_records(shown, result.records(), title=replay)
     if note:
         echo_wrapped(note, err=True)
 
@@ -275,24 +302,34 @@ class OfferQuery:
     max_usd_per_gpu_hour: float | None = None
     market: str | None = None
     available_only: bool = False
+    gpu_count: int | None = None
+    include_stale: bool = False
 
 
 OFFER_FILTERS = (
-    ("--gpu", "gpus", ()), ("--provider", "providers", ()), ("--min-gpu-memory", "min_gpu_memory_gb", None),
-    ("--spot/--on-demand", "market", None), ("--max-price", "max_usd_per_gpu_hour", None), ("--available", "available_only", False),
+    ("--gpu", "gpus", ()), ("the GPU count of --gpu NAME:COUNT", "gpu_count", None), ("--provider", "providers", ()),
+    ("--min-gpu-memory", "min_gpu_memory_gb", None), ("--spot/--on-demand", "market", None),
+    ("--max-price", "max_usd_per_gpu_hour", None), ("--available", "available_only", False),
+    ("leaving out stale offers (--include-stale keeps them)", "include_stale", True),
 )  # fmt: skip
 
 
 OFFER_COLUMNS = (
     Col("provider"), Col("instance", get=lambda r: r["instance_type"]), Col("region"),
-    Col("market", shrink=False), Col("tier"), Col("gpu", get=lambda r: r["gpu_model"], shrink=False), Col("gpus", kind="count", get=lambda r: r["gpu_count"]),
+    Col("market", shrink=False), Col("tier", shrink=False), Col("gpu", get=lambda r: r["gpu_model"], shrink=False), Col("gpus", kind="count", get=lambda r: r["gpu_count"]),
     Col("gb", "GB/gpu", "gb", lambda r: r["gpu_memory_gb"]), Col("vcpus", kind="count"), Col("ram", "RAM GB", "gb", lambda r: r["ram_gb"]),
     Col("price", "$/gpu-h", "money", lambda r: r["usd_per_gpu_hour"]), Col("hourly", "$/h", "money", lambda r: r["usd_per_hour"]),
     Col("stock", get=lambda r: r["availability"], shrink=False), Col("in_stock", "# in stock", "count", lambda r: r["available_count"]),
     Col("link", get=lambda r: r["interconnect"]), Col("fabric"), Col("currency"), Col("offer_id"), Col("source"),
-    Col("source_url"), Col("scraped_at"),
+    Col("source_url"), Col("scraped_at"), Col("age", "age", "age", lambda r: _seconds(r["age_hours"])),
+    Col("age_hours", "age h", "num", lambda r: None if r["age_hours"] is None else round(r["age_hours"], 1)),
+    Col("replayed", get=lambda r: "replay" if r["replayed"] else "live"),
 )  # fmt: skip
-OFFER_DEFAULT = ("provider", "gpu", "gpus", "gb", "price", "hourly", "market", "stock", "region", "instance")
+OFFER_DEFAULT = ("provider", "gpu", "gpus", "gb", "price", "hourly", "market", "tier", "stock", "age", "region", "instance")
+
+
+def _seconds(hours: float | None) -> float | None:
+    return None if hours is None else hours * 3600
 
 
 class SqlFormat(str, Enum):

@@ -9,8 +9,9 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapped, print_records
-from gpucat.cli._common import DbOption, finite, split_list
-from gpucat.cli._train_options import training_options
+from gpucat.cli._common import DbOption, finite, open_catalog, split_list
+from gpucat.cli._train_options import model_of, training_options
+from gpucat.formats import short_id
 from schemas.errors import UserInputError
 
 JOB_PANEL = "The job"
@@ -46,7 +47,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     max_gpus: Annotated[int, typer.Option("--max-gpus", rich_help_panel=OFFERS_PANEL, help="Largest GPU count to consider (1, 2, 4, ... up to it).")] = 64,
     top: Annotated[int, typer.Option("--top", "-n", help="Show the cheapest N configurations.")] = 20,
     explain: Annotated[str | None, typer.Option("--explain", show_default=False,
-        help="Print the arithmetic for one offer id (or provider:offer_id).")] = None,
+        help="Print the arithmetic of one row (its id or offer id).")] = None,
     columns: ColumnsOption = None,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list ranked by total instead of a table.")] = False,
@@ -61,10 +62,10 @@ def cost_command(  # type: ignore[no-untyped-def]
     the answer. The rows are saved to the database: SELECT * FROM latest_job_costs.
     """
     from gpucat import availability
-    from gpucat.freshness import left_out_note
+    from gpucat.fit import advice
+    from gpucat.freshness import data_age, left_out_note, offer_ages
     from gpucat.cost.parse import duration_hours, token_count
     from gpucat.cost.rank import CostOptions, job_costs
-    from warehouse.db import connect
 
     if sum((spot, on_demand, both)) > 1:
         raise UserInputError("--spot, --on-demand and --both exclude each other")
@@ -85,44 +86,59 @@ def cost_command(  # type: ignore[no-untyped-def]
         include_stale=include_stale,
     )
     shown = choose(COST_COLUMNS, COST_DEFAULT, columns)
-    arch = training.arch()
+    arch = model_of(training)
     settings = training.settings(arch)
-    with connect(db, read_only=True) as con:
+    with open_catalog(db) as con:
         result = job_costs(con, arch, settings, options)
         note = availability.available_note(con, options.providers) if available and not as_json else None
         empty_because = None
         if not result.rows and not as_json:
             count = lambda o: len(job_costs(con, arch, settings, o).rows)  # noqa: E731
             empty_because = availability.why_empty(options, count, COST_FILTERS)
+        ages = data_age(con)
+        by_offer = offer_ages(con, [(r.provider, r.offer_id) for r in result.rows])
+    replay = ages.label()
     if explain is not None:
-        _explain(result, explain)
+        _explain(result, explain, replay)
         return
     _save(db, arch, settings, options, result)
     stale_note = left_out_note(result.stale_sources, include_stale)
-    if as_json:
-        if stale_note:  # the JSON stays a plain list of rows; the note goes where a script's log goes
-            typer.echo(f"note: {stale_note}", err=True)
-        echo_json([row.as_json() for row in result.rows])
+    notes = [*([note] if note else []), *([stale_note] if stale_note else []),
+             *([_left_out(result.skipped)] if result.skipped else [])]  # fmt: skip
+    if as_json:  # the JSON stays a list of rows; each says how old its offer's data is, the notes go to stderr
+        for line in [*notes, *([replay] if replay else [])]:
+            typer.echo(f"note: {line}", err=True)
+        echo_json([{**row.as_json(), "id": short_id(row.provider, row.offer_id), **by_offer.get((row.provider, row.offer_id), {})}
+                   for row in result.rows])  # fmt: skip
         return
     echo_wrapped(f"{arch.name}, {settings.method}: {result.training_tokens:,.0f} training tokens")
-    if note:
-        echo_wrapped(note)
-    if stale_note:
-        echo_wrapped(stale_note)
     if result.rows:
-        print_records(shown, result.rows)  # type: ignore[arg-type]
-    elif empty_because:
-        echo_wrapped(f"No current offer fits with published terms: {empty_because}.")
+        print_records(shown, result.rows, title=replay)  # type: ignore[arg-type]
     else:
-        echo_wrapped("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
-    notes = [f"left out ({reason}): {', '.join(names)}" for reason, names in result.skipped.items()]
+        if empty_because:
+            echo_wrapped(f"No current offer fits with published terms: {empty_because}.")
+        else:
+            echo_wrapped(f"No current offer fits with published terms. {advice(settings, max_gpus, more=('other providers',))}")
+        if replay:
+            echo_wrapped(replay, err=True)
     if result.not_costable:
-        notes.append(f"{len(result.not_costable)} of {result.offers_in} fitting offers not costed for a missing figure (named above)")
+        notes.append(f"{len(result.not_costable)} of {result.offers_in} fitting offers not costed for a missing figure (see 'left out')")
+    for line in notes:
+        echo_wrapped(line, err=True)
+    lines = ["assumed:", *(f"  - {line}" for line in result.defaults)]
     if any(r.near_tie for r in result.rows):
-        notes.append("~ : likely total ranges overlap another row's: a near-tie, not a ranking")
+        lines.insert(0, "~ : likely total ranges overlap another row's: a near-tie, not a ranking")
     if any(r.unknown for r in result.rows):
-        notes.append(">= : a lower bound; the parts marked ? are not published by the provider")
-    echo_text("\n".join([*notes, "assumed:", *(f"  - {line}" for line in result.defaults)]))
+        lines.insert(0, ">= : a lower bound; the parts marked ? are not published by the provider")
+    if result.rows:
+        lines.insert(0, "--explain ID prints the arithmetic of one row")
+    echo_text("\n".join(lines))
+
+
+def _left_out(skipped: dict[str, list[str]], most: int = 4) -> str:
+    """One line for every reason a fitting configuration went unpriced: how many, the first few names."""
+    parts = [f"{reason}: {len(names)} ({', '.join(names[:most])}{', …' if len(names) > most else ''})" for reason, names in skipped.items()]
+    return "left out " + "; ".join(parts)
 
 
 def _usd(value: float | None) -> str | float:
@@ -149,25 +165,33 @@ COST_FILTERS = (("--provider", "providers", ()), ("the market (--spot/--on-deman
                 ("--available", "available_only", False),
                 ("leaving out stale sources (--include-stale keeps them)", "include_stale", True))  # fmt: skip
 
-# Columns of the cost table (a CostRow each); the compact default fits 100 columns.
+# Columns of the cost table (a CostRow each). The default keeps the rank key (total $) and the
+# short id that --explain takes in the first columns, so a narrow terminal drops the parts instead.
 COST_COLUMNS = (
     Col("provider", get=lambda r: r.provider), Col("gpus", "GPUs", get=lambda r: f"{r.gpus} x {r.gpu_model}", shrink=False),
     Col("market", get=lambda r: r.market, shrink=False), Col("hours", "est. hours", "num", lambda r: r.hours),
     Col("compute", "compute $", "money", lambda r: r.compute_usd), Col("storage", "storage $", "money", lambda r: _usd(r.storage_usd)),
     Col("egress", "egress $", "money", lambda r: _usd(r.egress_usd)), Col("spot", "spot $", "money", lambda r: r.spot_overhead_usd),
-    Col("total", "total $", "money", _total), Col("range", "likely $", get=_range, shrink=False), Col("availability", get=lambda r: r.availability, shrink=False),
-    Col("offer", get=lambda r: r.offer_id), Col("region", get=lambda r: r.region), Col("interruptions", get=_spot),
+    Col("total", "total $", "money", _total), Col("range", "likely $", get=_range, shrink=False),
+    Col("id", get=lambda r: short_id(r.provider, r.offer_id), shrink=False),
+    Col("availability", get=lambda r: r.availability, shrink=False),
+    Col("offer", get=lambda r: r.offer_id, shrink=False), Col("region", get=lambda r: r.region), Col("interruptions", get=_spot),
     Col("not_published", "not published", get=lambda r: ", ".join(r.unknown) or "-"),
 )  # fmt: skip
-COST_DEFAULT = ("provider", "gpus", "market", "hours", "compute", "storage", "egress", "spot", "total", "range", "availability",
+COST_DEFAULT = ("provider", "gpus", "market", "hours", "total", "id", "range", "compute", "storage", "egress", "spot", "availability",
                 "interruptions", "not_published", "offer")  # fmt: skip
 
 
-def _explain(result, wanted: str) -> None:  # noqa: ANN001 - a CostResult
-    provider, _, offer_id = wanted.rpartition(":")
-    matches = [r for r in result.rows if r.offer_id == offer_id and (not provider or r.provider == provider)]
+def _explain(result, wanted: str, replay: str | None) -> None:  # noqa: ANN001 - a CostResult
+    """The arithmetic of the rows `wanted` names: the table's short id, an offer id, or provider:offer_id."""
+    provider, _, offer_id = wanted.strip().rpartition(":")
+    matches = [r for r in result.rows
+               if wanted.strip().lower() == short_id(r.provider, r.offer_id)
+               or (r.offer_id == offer_id and (not provider or r.provider == provider))]  # fmt: skip
     if not matches:
-        raise UserInputError(f"offer {wanted!r} is not among the configurations this job fits (see the table's offers)")
+        raise UserInputError(f"offer {wanted!r} is not among the configurations this job fits (see the table's id column)")
+    if replay:
+        typer.echo(replay)
     for row in matches:
         for line in row.lines:
             typer.echo(line)

@@ -9,8 +9,8 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, jsonable, print_records
-from gpucat.cli._common import DbOption, split_list
-from gpucat.cli._train_options import training_options
+from gpucat.cli._common import DbOption, open_catalog, split_list
+from gpucat.cli._train_options import model_of, training_options
 from schemas.errors import UserInputError
 
 OFFERS = "Offers to consider"
@@ -50,15 +50,14 @@ def fit_command(  # type: ignore[no-untyped-def]
     The same answer in SQL: `SELECT * FROM fit_offers(per_gpu_gb := NEED, gpus := N)`.
     """
     from gpucat import availability, suggest
-    from gpucat.fit import FitOptions, fit
-    from gpucat.freshness import left_out_note
-    from warehouse.db import connect
+    from gpucat.fit import FitOptions, advice, fit
+    from gpucat.freshness import data_age, left_out_note
 
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
     shown = choose(FIT_COLUMNS, FIT_DEFAULT, columns)
     suggest.check_providers(split_list(provider))
-    arch = training.arch()
+    arch = model_of(training)
     settings = training.settings(arch)
     options = FitOptions(
         headroom=headroom,
@@ -70,8 +69,9 @@ def fit_command(  # type: ignore[no-untyped-def]
         limit=limit,
         risk=risk,
     )
-    with connect(db, read_only=True) as con:
+    with open_catalog(db) as con:
         result = fit(con, arch, settings, options)
+        ages = data_age(con)
         note = availability.available_note(con, options.providers) if available and not as_json else None
         empty_because = None
         if not result.rows:
@@ -88,6 +88,7 @@ def fit_command(  # type: ignore[no-untyped-def]
                 "headroom": headroom,
                 "stale_sources": result.stale_sources,
                 "include_stale": include_stale,
+                "data": ages.as_json(),
                 "offers": [jsonable(r) for r in result.rows],
             }
         )
@@ -96,24 +97,27 @@ def fit_command(  # type: ignore[no-untyped-def]
     needs = ", ".join(f"{n}\u00a0GPU{'s' if n > 1 else ''}:\u00a0{e.per_gpu_gb:.1f}\u00a0GB" for n, e in result.estimates.items())
     echo_wrapped(f"{arch.name}, {settings.method}: memory per GPU ({settings.sharding}) {needs}")
     if note:
-        echo_wrapped(note)
+        echo_wrapped(note, err=True)
     stale_note = left_out_note(result.stale_sources, include_stale)
     if stale_note:
-        echo_wrapped(stale_note)
+        echo_wrapped(stale_note, err=True)
     if not result.rows:
         if empty_because:
             echo_wrapped(f"No current offer fits: {empty_because}.")
         else:
-            echo_wrapped("No current offer fits. Try more GPUs (--max-gpus), sharding, qlora, or checkpointing.")
+            echo_wrapped(f"No current offer fits. {advice(settings, max_gpus)}")
+        if ages.label():
+            echo_wrapped(ages.label() or "", err=True)
         return
-    print_records(shown, result.rows)
+    print_records(shown, result.rows, title=ages.label())
 
 
 # Filters in the order an empty answer is explained: (label, FitOptions field, its "off" value).
-FIT_FILTERS = (("--provider", "providers", ()), ("--spot/--on-demand", "market", None), ("--available", "available_only", False))
+FIT_FILTERS = (("--provider", "providers", ()), ("--spot/--on-demand", "market", None), ("--available", "available_only", False),
+               ("leaving out stale offers (--include-stale keeps them)", "include_stale", True))
 
 FIT_COLUMNS = (
-    Col("provider"), Col("instance", get=lambda r: r["instance_type"]), Col("region"), Col("market", shrink=False), Col("tier"),
+    Col("provider"), Col("instance", get=lambda r: r["instance_type"]), Col("region"), Col("market", shrink=False), Col("tier", shrink=False),
     Col("gpu", get=lambda r: r["gpu_model"], shrink=False), Col("gpus", "GPUs", "count", lambda r: r["gpus_total"]),
     Col("nodes", kind="count"), Col("need", "need GB", "gb", lambda r: round(r["need_gb_per_gpu"], 1)),
     Col("gb", "GB/gpu", "gb", lambda r: r["gpu_memory_gb"]), Col("fit", shrink=False),
@@ -121,4 +125,4 @@ FIT_COLUMNS = (
     Col("stock", get=lambda r: r["availability"], shrink=False), Col("link", get=lambda r: r["interconnect"]), Col("fabric"),
     Col("notes", get=lambda r: "; ".join(r["notes"])), Col("offer_id"), Col("source_url"),
 )  # fmt: skip
-FIT_DEFAULT = ("provider", "gpu", "gpus", "need", "gb", "fit", "hourly", "market", "stock", "region", "instance", "notes")
+FIT_DEFAULT = ("provider", "gpu", "gpus", "need", "gb", "fit", "hourly", "market", "tier", "stock", "region", "instance", "notes")

@@ -12,14 +12,14 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
-from gpucat.cli._train_options import training_options
+from gpucat.cli._train_options import model_of, training_options
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")]
 
 
 @app.command("memory")
 @handle_errors
-@training_options(gpus=True, default_sharding="none")
+@training_options(gpus=True, default_sharding="fsdp")
 def memory(  # type: ignore[no-untyped-def]
     training,
     metric: Annotated[str, typer.Option(
@@ -36,7 +36,7 @@ def memory(  # type: ignore[no-untyped-def]
 
     if metric not in ("nvidia-smi", "reserved", "allocated"):
         raise UserInputError(f"--metric must be one of nvidia-smi, reserved, allocated, got {metric!r}")
-    arch = training.arch()
+    arch = model_of(training)
     estimate = estimate_memory(arch, training.settings(arch))
     if as_json:
         value, low, high = estimate.in_metric(metric)

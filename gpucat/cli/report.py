@@ -9,8 +9,8 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
-from gpucat.cli._train_options import training_options
-from gpucat.cli._common import DbOption, JsonOption
+from gpucat.cli._train_options import model_of, training_options
+from gpucat.cli._common import DbOption, JsonOption, clock_now, open_catalog
 
 JOB = "Job (optional: the fit ranking)"
 
@@ -26,6 +26,9 @@ def report_command(  # type: ignore[no-untyped-def]
         help="Training tokens (200M, 1.5B): adds the ranking by what the whole job costs.",
     )] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, rich_help_panel=JOB, help="Configurations in the fit ranking.")] = 25,
+    include_stale: Annotated[bool, typer.Option(
+        "--include-stale", help="Keep offers of sources past their freshness budget (left out by default, as in fit and cost).",
+    )] = False,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -36,28 +39,32 @@ def report_command(  # type: ignore[no-untyped-def]
     job costs on each configuration (as `gpucat cost` computes it), each as a chart and a table.
     """
     from gpucat import report
-    from warehouse.db import connect
+    from gpucat.freshness import data_age
 
-    with connect(db, read_only=True) as con:
+    with open_catalog(db) as con:
         job = None
         if training.model or training.config:
-            arch = training.arch()
+            arch = model_of(training)
             from gpucat.cost import CostOptions, job_costs
             from gpucat.cost.parse import token_count
 
             settings = training.settings(arch)
             count = token_count(tokens) if tokens else None
             # What the whole job costs, on demand and spot, as `gpucat cost` computes it with its defaults.
-            costs = job_costs(con, arch, settings, CostOptions(tokens=count, markets=("on_demand", "spot"), top=limit)).rows if count else []
-            job = report.fit_job(con, arch, settings, limit=limit, costs=costs, tokens=count)
-        data = report.collect(con, job)
+            costs = job_costs(con, arch, settings, CostOptions(tokens=count, markets=("on_demand", "spot"), top=limit,
+                                                               include_stale=include_stale)).rows if count else []  # fmt: skip
+            job = report.fit_job(con, arch, settings, limit=limit, costs=costs, tokens=count, include_stale=include_stale)
+        data = report.collect(con, job, clock_now(), include_stale=include_stale)
+        replayed = data_age(con).as_json()
     path = report.write_report(out, data)
     summary = {"path": str(path), "bytes": path.stat().st_size, "gpu_models": len(report.headline(data.spread)),
                "offers": sum(r["offers"] for r in data.spread), "fit_rows": len(job.rows) if job else None,
-               "cost_rows": len(job.costs) if job else None}  # fmt: skip
+               "cost_rows": len(job.costs) if job else None, "include_stale": include_stale, "data": replayed}  # fmt: skip
     if as_json:
         echo_json(summary)
     else:
+        if data.replay:
+            typer.echo(data.replay)
         typer.echo(f"wrote {path} ({summary['bytes'] / 1e6:.1f} MB, {summary['gpu_models']} GPU models"
                    + (f", {summary['fit_rows']} fitting configurations" if job else "")
                    + (f", {summary['cost_rows']} job costs" if job and job.costs else "") + ")")  # fmt: skip

@@ -102,14 +102,19 @@ def billed_seconds(seconds: float, terms: BillingTerms) -> float:
 
 
 def egress_usd(gb: float, terms: EgressTerms) -> tuple[float | None, list[str]]:
-    """Price `gb` of one month's traffic through the tiers ([from_gb, to_gb) of the month's volume;
-    a free allowance is the $0 first tier). None when the tiers do not cover the volume."""
-    lines = [f"egress: {gb:.2f} GB (monthly free allowance {terms.free_allowance_gb_month:g} GB, assumed unused)"]
+    """Price `gb` of one month's traffic through the tiers ([from_gb, to_gb) of the month's volume).
+    The free allowance (assumed unused by other traffic) is the month's first GB, whether the
+    provider lists it as a $0 first tier (Azure) or apart from tiers that start at 0 (AWS: 100 GB
+    a month free, then "up to 10 TB" at the first rate). None when the tiers do not cover the volume."""
+    free = terms.free_allowance_gb_month
+    lines = [f"egress: {gb:.2f} GB (monthly free allowance {free:g} GB, assumed unused)"]
+    if free > 0:
+        lines.append(f"  {min(gb, free):.2f} GB within the free allowance = $0")
     total = 0.0
     covered = 0.0
     for tier in sorted(terms.tiers, key=lambda t: t.from_gb):
         upper = math.inf if tier.to_gb is None else tier.to_gb
-        in_tier = max(0.0, min(gb, upper) - tier.from_gb)
+        in_tier = max(0.0, min(gb, upper) - max(tier.from_gb, free))
         covered = max(covered, min(gb, upper))
         if in_tier > 0:
             total += in_tier * tier.usd_per_gb

@@ -13,6 +13,8 @@ as a count that disagrees with the model card.
 from __future__ import annotations
 
 import csv
+import difflib
+import re
 import functools
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -271,6 +273,38 @@ def find_model_arch(name: str) -> ModelArch | None:
         if key in (arch.name.lower(), arch.alias.lower()):
             return arch
     return None
+
+
+# Fine-tuned variants published next to a base model share its architecture (the same config.json
+# shapes): "-Instruct", "-chat", "-it" (Gemma), and the "-hf"/"-base"/"-pt" of the base repos
+# themselves, and Meta's older "Meta-Llama-3.1-…" repo names.
+_VARIANT = re.compile(r"(?:-(?:instruct|chat|it|hf|base|pt))+$")
+
+
+def _base_key(repo_name: str) -> str:
+    return _VARIANT.sub("", repo_name.strip().lower().removeprefix("meta-"))
+
+
+def find_variant_arch(name: str) -> ModelArch | None:
+    """The table's model whose instruct or chat variant `name` is (`meta-llama/Llama-3.1-8B-Instruct`
+    -> meta-llama/Llama-3.1-8B), offline; None when the table holds no base for it."""
+    org, _, repo = name.strip().lower().rpartition("/")
+    key = _base_key(repo)
+    for arch in load_model_archs():
+        arch_org, _, arch_repo = arch.name.lower().rpartition("/")
+        if (not org or org == arch_org) and key in (_base_key(arch_repo), arch.alias.lower()):
+            return arch
+    return None
+
+
+def nearest_model_names(name: str, n: int = 3) -> list[str]:
+    """Aliases and repo ids close to a name nobody knows (for "did you mean")."""
+    names = {k.lower(): k for a in load_model_archs() for k in (a.alias, a.name)}
+    squeezed = {k.replace("-", "").replace(".", ""): k for k in names}
+    key = name.strip().lower()
+    close = difflib.get_close_matches(key, list(names), n=n, cutoff=0.75)
+    close += [squeezed[m] for m in difflib.get_close_matches(key.replace("-", "").replace(".", ""), list(squeezed), n=n, cutoff=0.8)]
+    return [names[k] for k in dict.fromkeys(close)][:n]
 
 
 def get_model_arch(name: str) -> ModelArch:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schemas.errors import UnknownModel, UserInputError
-from gpucat.memory.archs import ModelArch, find_model_arch, param_counts
+from gpucat.memory.archs import ModelArch, find_model_arch, find_variant_arch, nearest_model_names, param_counts
 
 if TYPE_CHECKING:
     import httpx
@@ -361,12 +361,14 @@ def resolve_model(
     Only names with an `org/` prefix are looked up on the Hub, and only when `allow_hub` is true
     and offline mode is off.
     """
-    arch = find_model_arch(name)
+    arch = find_model_arch(name) or find_variant_arch(name)  # an instruct/chat variant reads as its base, offline
     if arch is not None:
         return arch
     if "/" in name and allow_hub:
         return load_hub_config(name.strip(), client_factory)
+    hint = nearest_model_names(name)
     raise UnknownModel(
-        f"model {name!r} is not in gpucat's table (see `gpucat models`); pass --config "
-        "path/to/config.json, or an org/name Hugging Face repo id to fetch its config"
+        f"model {name!r} is not in gpucat's table (see `gpucat models`)"
+        + (f"; did you mean {' or '.join(map(repr, hint))}?" if hint else "")
+        + " Or pass --config path/to/config.json, or an org/name Hugging Face repo id to fetch its config"
     )

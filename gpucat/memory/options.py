@@ -35,6 +35,30 @@ def model_from_options(
     return resolve_model(model, allow_hub=allow_hub, client_factory=client_factory)  # type: ignore[arg-type]
 
 
+# Other tools' spellings of the same choices, matched after lower-casing. Precision: Lightning's
+# Trainer names (`bf16` is its deprecated alias of `bf16-mixed`, Lightning discussion #18263;
+# `16-mixed`, `32-true`) and Hugging Face's bf16=True / fp16=True (mixed precision). Optimizer:
+# Hugging Face TrainingArguments.optim names (transformers OptimizerNames: `adamw_torch`,
+# `adamw_bnb_8bit` and its alias `adamw_8bit`, `paged_adamw_8bit`, ...).
+CHOICE_ALIASES: dict[str, dict[str, str]] = {
+    "precision": {"bf16": "bf16-mixed", "fp16": "fp16-mixed", "16": "fp16-mixed", "16-mixed": "fp16-mixed",
+                  "32": "fp32", "32-true": "fp32", "float32": "fp32", "bf16-true": "bf16-true"},
+    "optimizer": {"adamw_torch": "adamw", "adamw_torch_fused": "adamw", "adamw_hf": "adamw", "adamw_apex_fused": "adamw",
+                  "adam": "adamw", "adamw_bnb_8bit": "adamw-8bit", "adamw_8bit": "adamw-8bit", "adamw8bit": "adamw-8bit",
+                  "paged_adamw_8bit": "paged-adamw-8bit"},
+}  # fmt: skip
+
+
+def canonical_choice(option: str, value: str | None) -> str | None:
+    """A choice as gpucat spells it: any case, other tools' aliases, `_` for `-`. Unknown values pass
+    through unchanged, for the validator to refuse with the list of choices."""
+    if value is None:
+        return None
+    lowered = value.strip().lower()
+    aliases = CHOICE_ALIASES.get(option, {})
+    return aliases.get(lowered) or aliases.get(lowered.replace("-", "_")) or lowered.replace("_", "-")
+
+
 @dataclass(frozen=True)
 class TrainingRequest:
     """A fine-tuning run as the user asked for it: the model and every training option, typed.
@@ -73,8 +97,23 @@ class TrainingRequest:
     def arch(self, client_factory: Callable[[], httpx.Client] | None = None) -> ModelArch:
         return model_from_options(model=self.model, config=self.config, allow_hub=not self.offline, client_factory=client_factory)
 
+    def model_note(self, arch: ModelArch) -> str | None:
+        """A line saying which table entry a model name was read as, when it is not that entry's own
+        name: a Hugging Face instruct or chat variant reads as its base model (same architecture)."""
+        if self.model is None or self.model.strip().lower() in (arch.name.lower(), arch.alias.lower()):
+            return None
+        return f"{self.model} read as {arch.name} ({arch.alias}): a variant with the same architecture"
+
+    def canonical(self) -> TrainingRequest:
+        """The request with every choice spelled as gpucat spells it (`QLoRA`, `bf16`, `paged_adamw_8bit`)."""
+        from dataclasses import replace
+
+        names = ("method", "precision", "optimizer", "lora_targets", "quant", "attention", "cross_entropy", "sharding", "offload")
+        return replace(self, **{n: canonical_choice(n, getattr(self, n)) for n in names})
+
     def settings(self, arch: ModelArch) -> TrainSettings:
         """`TrainSettings` for this request; a bad value or combination is one `UserInputError` line."""
+        self = self.canonical()  # noqa: PLW0642 - the same request, spelled canonically
         if self.method is None:
             raise UserInputError("--method is required: full, lora or qlora")
         if self.method == "full":

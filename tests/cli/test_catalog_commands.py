@@ -34,7 +34,7 @@ def test_offers_json_columns_and_order(catalog_db):
     assert set(rows[0]) == {
         "provider", "instance_type", "region", "market", "tier", "gpu_model", "gpu_count", "gpu_memory_gb", "vcpus",
         "ram_gb", "usd_per_hour", "usd_per_gpu_hour", "currency", "availability", "available_count", "interconnect",
-        "fabric", "fabric_gbps", "offer_id", "source", "source_url", "scraped_at",
+        "fabric", "fabric_gbps", "offer_id", "source", "source_url", "scraped_at", "age_hours", "is_stale", "replayed",
     }  # fmt: skip
     prices = [r["usd_per_gpu_hour"] for r in rows]
     assert prices == sorted(prices)

@@ -233,5 +233,5 @@ def test_cost_available_says_what_it_means(catalog_db, tmp_path):
     shutil.copy(catalog_db, db)
     reporting, silent = stock_providers(catalog_db, with_terms=True)
     args = ["cost", "--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "200M", "--provider", f"{reporting},{silent}", "--available"]
-    out = invoke(*args, "--db", str(db), columns=200).stdout
+    out = invoke(*args, "--db", str(db), columns=200).stderr  # notes go to stderr, the table to stdout
     assert f"stock reported by {reporting}; no stock published by {silent} (kept, shown as unknown)" in out

@@ -50,6 +50,21 @@ def test_egress_goes_through_the_tiers_after_the_free_allowance():
     assert egress_usd(500, EgressTerms((EgressTier(0, 100, 0.0),)))[0] is None  # no price above 100 GB
 
 
+# The shape `aws-terms` loads from the AWS price list: tiers that start at 0 at the first rate, with
+# the 100 GB monthly free allowance stated apart (reviewed egress_terms row).
+AWS_PRICELIST_EGRESS = EgressTerms(
+    tiers=(EgressTier(0, 10240, 0.09), EgressTier(10240, 51200, 0.085), EgressTier(51200, None, 0.07)),
+    free_allowance_gb_month=100,
+)
+
+
+@pytest.mark.parametrize(("gb", "usd"), [(0.08, 0.0), (100, 0.0), (150, 50 * 0.09), (12_000, 10_140 * 0.09 + 1_760 * 0.085)])
+def test_a_free_allowance_stated_apart_from_the_tiers_is_applied(gb, usd):
+    charged, lines = egress_usd(gb, AWS_PRICELIST_EGRESS)
+    assert charged == pytest.approx(usd)
+    assert lines[1] == f"  {min(gb, 100):.2f} GB within the free allowance = $0"
+
+
 def test_the_cheapest_storage_for_the_job_is_chosen():
     # A volume disk is cheaper while running but dearer while stopped; over a week's retention
     # the network volume wins (RunPod's published rates).

@@ -112,7 +112,7 @@ def test_a_cached_hub_config_works_offline(monkeypatch, tmp_path):
     ("args", "message"),
     [
         (["--model", "llama-3.1-8b", "--method", "prefix"], "--method must be one of full, lora, qlora"),
-        (["--model", "llama-3.1-8b", "--method", "lora", "--precision", "bf16"], "--precision must be one of"),
+        (["--model", "llama-3.1-8b", "--method", "lora", "--precision", "bf8"], "--precision must be one of"),
         (["--model", "llama-3.1-8b", "--method", "lora", "--optimizer", "lion"], "--optimizer must be one of"),
         (["--model", "llama-3.1-8b", "--method", "lora", "--sharding", "zero4"], "--sharding must be one of"),
         (["--model", "llama-3.1-8b", "--method", "lora", "--attention", "sdpa"], "--attention must be one of"),

@@ -39,7 +39,7 @@ def at(con, hours: float) -> None:
 def test_current_offers_keeps_every_offer_column_and_adds_freshness(con):
     offer_columns = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'offer_versions' ORDER BY ordinal_position").fetchall()]
     view_columns = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'current_offers' ORDER BY ordinal_position").fetchall()]
-    assert view_columns == [c for c in offer_columns if c not in VERSIONING] + ["price_since", "age_hours", "is_stale"]
+    assert view_columns == [c for c in offer_columns if c not in VERSIONING] + ["price_since", "age_hours", "is_stale", "replayed"]
     assert "fx_rate_date" in view_columns
 
 
@@ -92,11 +92,13 @@ def test_refresh_writes_every_budget_from_the_schedules_file(tmp_path):
 
 @pytest.fixture
 def stale_catalog(catalog_db, tmp_path):
-    """The fixture catalog with its real budgets: the bundled captures are days old, so all stale."""
+    """The fixture catalog with its real budgets, as if its runs had been live: the bundled
+    captures are days old, so all stale (a replay is judged as of its capture: see below)."""
     path = tmp_path / "stale.duckdb"
     shutil.copy(catalog_db, path)
     with db.connect(path) as con:
         pipeline.load_reference(con)
+        con.execute("UPDATE scrape_runs SET capture = NULL, captured_at = NULL")
     return path
 
 
@@ -110,7 +112,8 @@ def test_fit_leaves_stale_sources_out_and_says_so(stale_catalog):
     assert out["offers"] == [] and everything["offers"]
     assert {s["source"] for s in out["stale_sources"]} == {s["source"] for s in everything["stale_sources"]} != set()
     table = runner.invoke(app, base)
-    assert "left out stale offers from " in table.stdout and "--include-stale keeps them" in table.stdout
+    assert "left out stale offers from " in table.stderr and "--include-stale keeps them" in table.stderr
+    assert "Try" not in table.stdout or "qlora" not in table.stdout.split("Try", 1)[1]  # never advice already taken
 
 
 def test_cost_leaves_stale_sources_out_and_says_so(stale_catalog):
@@ -120,9 +123,9 @@ def test_cost_leaves_stale_sources_out_and_says_so(stale_catalog):
     kept = runner.invoke(app, [*base, "--json", "--include-stale"])
     assert left_out.exit_code == 0 and kept.exit_code == 0, left_out.output + kept.output
     assert json.loads(left_out.stdout) == [] and json.loads(kept.stdout)
-    assert "left out stale offers from " in left_out.stderr and "left out" not in kept.stderr
+    assert "left out stale offers from " in left_out.stderr and "left out stale" not in kept.stderr
     table = runner.invoke(app, base)
-    assert "left out stale offers from " in table.stdout
+    assert "left out stale offers from " in table.stderr
     assert "leaving out stale sources (--include-stale keeps them) left none of the" in table.stdout
 
 
