@@ -46,8 +46,7 @@ OptimizerOption = Annotated[str, typer.Option(
     "--optimizer", rich_help_panel=NUMERICS, help="adamw | adamw-8bit | paged-adamw-8bit | sgd (momentum) | adafactor.",
 )]
 OptimizerImplOption = Annotated[str, typer.Option(
-    "--optimizer-impl", rich_help_panel=NUMERICS,
-    help="foreach (PyTorch's and transformers' default AdamW: one state-sized temporary at the step) | fused | per-tensor.",
+    "--optimizer-impl", show_default=False, rich_help_panel=NUMERICS, help="AdamW step: foreach (default) | fused | per-tensor.",
 )]
 LoraRankOption = Annotated[int | None, typer.Option(
     "--lora-rank", show_default=False, rich_help_panel=LORA, help="LoRA rank r (default 16).",
@@ -58,18 +57,16 @@ LoraTargetsOption = Annotated[str | None, typer.Option(
 )]
 LoraDropoutOption = Annotated[float | None, typer.Option(
     "--lora-dropout", show_default=False, rich_help_panel=LORA,
-    help="Dropout probability (default 0); above 0 each adapter keeps a dropped copy of its input.",
+    help="Adapter dropout (default 0; above 0 keeps a copy).",
 )]
 QuantOption = Annotated[str | None, typer.Option(
     "--quant", show_default=False, rich_help_panel=LORA, help="qlora base weights: nf4-dq (default) | nf4 | int8.",
 )]
-PeftUpcastOption = Annotated[bool | None, typer.Option(
-    "--peft-upcast/--no-peft-upcast", show_default=False, rich_help_panel=LORA,
-    help="qlora: PEFT's prepare_model_for_kbit_training casts embeddings, head and norms to fp32 (default on; off for LitGPT, torchtune).",
+PeftUpcastOption = Annotated[str | None, typer.Option(
+    "--peft-upcast", show_default=False, rich_help_panel=LORA, help="qlora: on (PEFT's fp32 upcast; default) | off.",
 )]
 BitsandbytesOption = Annotated[str, typer.Option(
-    "--bitsandbytes", rich_help_panel=LORA,
-    help="current | old (before 0.43.2: every 4-bit linear keeps its input for backward).",
+    "--bitsandbytes", show_default=False, rich_help_panel=LORA, help="current (default) | old (before 0.43.2).",
 )]
 BatchOption = Annotated[int, typer.Option("--batch", "-b", rich_help_panel=BATCH, help="Micro-batch per GPU, in sequences.")]
 SeqLenOption = Annotated[int, typer.Option(
@@ -86,17 +83,17 @@ CheckpointingOption = Annotated[bool, typer.Option(
     help="Recompute each layer in backward instead of keeping its activations.",
 )]
 AttentionOption = Annotated[str, typer.Option(
-    "--attention", rich_help_panel=SAVERS, help="flash (memory linear in length) | eager (keeps seq x seq scores).",
+    "--attention", rich_help_panel=SAVERS, help="flash | eager (keeps seq x seq scores).",
 )]
 CrossEntropyOption = Annotated[str, typer.Option(
     "--cross-entropy", rich_help_panel=SAVERS,
-    help="standard (fp32 logits for the batch) | chunked (torchtune) | fused (Liger, Cut Cross-Entropy).",
+    help="standard | chunked (torchtune) | fused (Liger).",
 )]
 OffloadActivationsOption = Annotated[bool, typer.Option(
-    "--offload-activations", rich_help_panel=SAVERS, help="Stream checkpointed activations to host RAM (torchtune).",
+    "--offload-activations", rich_help_panel=SAVERS, help="Saved activations to host (torchtune).",
 )]
 OptimizerInBackwardOption = Annotated[bool, typer.Option(
-    "--optimizer-in-backward", rich_help_panel=SAVERS, help="Apply each gradient in backward and free it (torchtune).",
+    "--optimizer-in-backward", rich_help_panel=SAVERS, help="Step in backward (torchtune).",
 )]
 GpusOption = Annotated[int, typer.Option("--gpus", "-g", rich_help_panel=PARALLEL, help="Data-parallel GPUs sharing the run.")]
 ShardingOption = Annotated[str, typer.Option(

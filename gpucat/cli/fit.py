@@ -34,7 +34,7 @@ def fit_command(  # type: ignore[no-untyped-def]
     )] = False,
     risk: Annotated[str, typer.Option(
         "--risk", rich_help_panel=OFFERS,
-        help="safe: fits only when the error band's top fits, tight when only the estimate does | likely: fits when the estimate fits, tight when only the band's low end does.",
+        help="safe: fits when the band's top fits | likely: when the estimate fits.",
     )] = "safe",
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many configurations.", min=1)] = 30,
     columns: ColumnsOption = None,

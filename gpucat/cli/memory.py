@@ -23,7 +23,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object 
 def memory(  # type: ignore[no-untyped-def]
     training,
     metric: Annotated[str, typer.Option(
-        "--metric", help="What to compare with: nvidia-smi (all the GPU holds) | reserved | allocated (torch.cuda.max_memory_*).",
+        "--metric", help="nvidia-smi | reserved | allocated (torch.cuda.max_memory_*).",
     )] = "nvidia-smi",
     as_json: JsonOption = False,
 ) -> None:

@@ -133,7 +133,7 @@ def _activation_policy(s: TrainSettings, notes: list[str]) -> ActivationPolicy:
     if upcast and not autocast:
         notes.append("PEFT prepare_model_for_kbit_training: embeddings, norms and output projection in fp32, "
                      "so the residual stream and the logits are fp32 (4-bit linears cast back to their "
-                     "input's dtype); --no-peft-upcast for LitGPT, torchtune or Answer.AI's FSDP script")
+                     "input's dtype); --peft-upcast off for LitGPT, torchtune or Answer.AI's FSDP script")
     return ActivationPolicy(
         act_bytes=4 if s.precision == "fp32" else 2,
         autocast=autocast or upcast,

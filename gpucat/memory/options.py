@@ -91,7 +91,7 @@ class TrainingRequest:
     offload: str = "none"
     offload_activations: bool = False
     optimizer_in_backward: bool = False
-    peft_upcast: bool | None = None  # None: PEFT's fp32 upcast assumed for qlora
+    peft_upcast: str | None = None  # "on" | "off"; None: PEFT's fp32 upcast assumed for qlora
     bitsandbytes: str = "current"
 
     def arch(self, client_factory: Callable[[], httpx.Client] | None = None) -> ModelArch:
@@ -124,7 +124,9 @@ class TrainingRequest:
         if self.quant is not None and self.method != "qlora":
             raise UserInputError("--quant applies to --method qlora")
         if self.peft_upcast is not None and self.method != "qlora":
-            raise UserInputError("--peft-upcast/--no-peft-upcast applies to --method qlora")
+            raise UserInputError("--peft-upcast applies to --method qlora")
+        if self.peft_upcast not in (None, "on", "off"):
+            raise UserInputError(f"--peft-upcast must be one of on, off, got {self.peft_upcast!r}")
         if self.bitsandbytes not in ("current", "old"):
             raise UserInputError(f"--bitsandbytes must be one of current, old, got {self.bitsandbytes!r}")
         if self.lora_targets is not None and self.lora_targets not in LORA_TARGET_PRESETS:
@@ -151,7 +153,7 @@ class TrainingRequest:
             offload=self.offload,  # type: ignore[arg-type]
             offload_activations=self.offload_activations,
             optimizer_in_backward=self.optimizer_in_backward,
-            peft_upcast=self.peft_upcast if self.peft_upcast is not None else defaults.peft_upcast,
+            peft_upcast=self.peft_upcast == "on" if self.peft_upcast is not None else defaults.peft_upcast,
             bnb_keeps_4bit_inputs=self.bitsandbytes == "old",
         )
         validate_settings(arch, settings)

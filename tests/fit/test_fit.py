@@ -143,6 +143,12 @@ def test_bad_risk_is_one_error_line(catalog_db):
 
 def test_fit_json_gives_the_band_high_end_per_gpu_count(catalog_db):
     out = fit_json(catalog_db, "--model", "llama-3.1-8b", "--method", "qlora", "--sharding", "none", "--batch", "2")
-    assert set(out["per_gpu_gb_high"]) == set(out["per_gpu_gb"]) == {"1"}
-    assert out["per_gpu_gb_high"]["1"] > out["per_gpu_gb"]["1"]
+    assert set(out["per_gpu_gb_high"]) == set(out["per_gpu_gb_low"]) == set(out["per_gpu_gb"]) == {"1"}
+    assert out["per_gpu_gb_low"]["1"] <= out["per_gpu_gb"]["1"] < out["per_gpu_gb_high"]["1"]
+    assert out["risk"] == "safe"
     assert all(r["fit"] in ("fits", "tight") for r in out["offers"])
+    for r in out["offers"]:  # safe: a clean fit holds the band's top
+        assert (r["fit"] == "fits") == (out["per_gpu_gb_high"]["1"] <= r["usable_gb_per_gpu"])
+    likely = fit_json(catalog_db, "--model", "llama-3.1-8b", "--method", "qlora", "--sharding", "none", "--batch", "2",
+                      "--risk", "likely")
+    assert likely["risk"] == "likely" and len(likely["offers"]) >= len(out["offers"])

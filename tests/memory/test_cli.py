@@ -60,7 +60,7 @@ def test_every_contract_flag_is_accepted():
 
 
 def test_llama_style_config_with_qlora_is_sane():
-    out = run_json("--config", LLAMA_CONFIG, "--method", "qlora", "--batch", "4", "--seq-len", "2048", "--no-peft-upcast")
+    out = run_json("--config", LLAMA_CONFIG, "--method", "qlora", "--batch", "4", "--seq-len", "2048", "--peft-upcast", "off")
     b = out["breakdown"]
     assert out["total_params"] == 3_212_749_824
     assert 1.6 < b["weights_frozen"] < 2.8  # 2.8B NF4 linears + 0.39B bf16 embedding

@@ -155,12 +155,14 @@ def test_switches_reach_the_estimate_from_the_command_line():
     base = _memory_json()
     fused = _memory_json("--optimizer-impl", "fused")
     assert base["settings"]["optimizer_impl"] == "foreach" and fused["settings"]["optimizer_impl"] == "fused"
-    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "qlora", "--no-peft-upcast",
+    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "qlora", "--peft-upcast", "off",
                                       "--bitsandbytes", "old", "--json"])
     out = json.loads(result.stdout)
     assert out["settings"]["peft_upcast"] is False and out["settings"]["bnb_keeps_4bit_inputs"] is True
-    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "lora", "--peft-upcast"])
-    assert result.output.strip().splitlines()[-1] == "error: --peft-upcast/--no-peft-upcast applies to --method qlora"
+    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "lora", "--peft-upcast", "on"])
+    assert result.output.strip().splitlines()[-1] == "error: --peft-upcast applies to --method qlora"
+    result = CliRunner().invoke(app, ["memory", "--model", "llama-3.1-8b", "--method", "qlora", "--peft-upcast", "yes"])
+    assert result.output.strip().splitlines()[-1] == "error: --peft-upcast must be one of on, off, got 'yes'"
 
 
 def test_large_vocabulary_and_int8_runs_carry_a_warning():
