@@ -117,7 +117,7 @@ def cost_command(  # type: ignore[no-untyped-def]
         echo_wrapped("No current offer fits with published terms. Try more GPUs (--max-gpus), qlora, or other providers.")
     notes = [f"left out ({reason}): {', '.join(names)}" for reason, names in result.skipped.items()]
     if result.not_costable:
-        notes.append(f"{len(result.not_costable)} of {result.offers_in} fitting offers not costed for a missing figure (named above)")
+        notes.append(f"{len(result.not_costable)} of {result.offers_in} fitting offers not costed, for the reasons above")
     if any(r.near_tie for r in result.rows):
         notes.append("~ : likely total ranges overlap another row's: a near-tie, not a ranking")
     if any(r.unknown for r in result.rows):
@@ -137,7 +137,8 @@ def _total(r) -> str:  # noqa: ANN001 - a CostRow
 
 def _range(r) -> str:  # noqa: ANN001 - a CostRow
     low, high = r.total_range
-    return ("~" if r.near_tie else "") + f"{low:,.0f}-{high:,.0f}"
+    digits = 2 if high < 100 else 0
+    return ("~" if r.near_tie else "") + f"{low:,.{digits}f}-{high:,.{digits}f}"
 
 
 def _spot(r) -> str:  # noqa: ANN001 - a CostRow
