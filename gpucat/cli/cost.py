@@ -153,7 +153,8 @@ def _total(r) -> str:  # noqa: ANN001 - a CostRow
 
 def _range(r) -> str:  # noqa: ANN001 - a CostRow
     low, high = r.total_range
-    return ("~" if r.near_tie else "") + f"{low:,.0f}-{high:,.0f}"
+    digits = 2 if high < 100 else 0
+    return ("~" if r.near_tie else "") + f"{low:,.{digits}f}-{high:,.{digits}f}"
 
 
 def _spot(r) -> str:  # noqa: ANN001 - a CostRow

@@ -211,7 +211,10 @@ def fit(points: Sequence[Point], start: Factors | None = None) -> Factors:
     chosen = usable(points)
     prepared = _prepared(chosen)
     families = {p.hardware.family: p.hardware.architecture for p in sorted(chosen, key=lambda p: p.hardware.family)}
-    ratios = {p.hardware.family: _bytes_per_flop(p.hardware) or 0.0 for p in chosen}
+    by_family: dict[str, list[float]] = {}
+    for p in chosen:
+        by_family.setdefault(p.hardware.family, []).append(_bytes_per_flop(p.hardware) or 0.0)
+    ratios = {family: statistics.median(values) for family, values in by_family.items()}  # a family's cards may differ (A100 40/80 GB)
     fitted_on = tuple(p.id for p in chosen)
     start = start or DEFAULT_START
     x0 = [_logit(min(0.9, max(0.1, start.utilization.get(f, 0.4) / MAX_UTILIZATION))) for f in families]

@@ -152,13 +152,6 @@ class Throughput:
     seconds_per_token: dict[str, float]  # per GPU, by part
     assumptions: tuple[str, ...] = field(default=())
 
-    @property
-    def model_flops_utilization(self) -> float:
-        """Useful FLOPs per second over the peak, all parts included (what MFU tables report)."""
-        return self.flops_per_token * self.tokens_per_s_per_gpu / self._peak if self._peak else 0.0
-
-    _peak: float = field(default=0.0, repr=False)
-
 
 @dataclass(frozen=True)
 class TimeTerms:
@@ -413,7 +406,6 @@ def throughput(
         scaling_efficiency=efficiency,
         seconds_per_token=seconds,
         assumptions=tuple(dict.fromkeys(assumptions)),
-        _peak=terms.peak_flops,
     )
 
 
