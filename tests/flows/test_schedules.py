@@ -157,6 +157,7 @@ def test_prefect_yaml_describes_the_same_deployments():
     got = [{"name": d["name"], "schedules": d["schedules"], "parameters": d["parameters"]} for d in declared]
     assert got == expected, "prefect.yaml drifted from gpucat/schedules.toml"
     assert {d["entrypoint"] for d in declared} == {"flows/refresh.py:refresh"}
+    assert [d["concurrency_limit"] for d in declared] == [{"limit": 1, "collision_strategy": "CANCEL_NEW"}] * len(declared)
 
 
 def test_serve_without_a_prefect_api_is_one_line(monkeypatch: pytest.MonkeyPatch):
