@@ -35,7 +35,7 @@ from schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
 from scrapers.base import Source, parse_pages
 from scrapers.capture import CaptureWriter, ReplayTransport, find_entry
 from scrapers.conditional import SourceUnchanged, Validators
-from schemas.redact import redact
+from schemas.redact import redact, redact_value
 from scrapers.http import Fetcher, make_client
 from scrapers.normalize import NO_RATES, ExchangeRates, normalize
 from warehouse import db, validators
@@ -254,10 +254,20 @@ def _records(items: Sequence[ParseItem], table: str) -> list[ParseItem]:
 
 def _source_batch(source: Source, items: Sequence[ParseItem], pages: int, validated: Mapping[str, Validated]) -> SourceBatch:
     earlier = [item for item in items if isinstance(item, Rejected)]
-    batches = [Validated(table, validated[table].frame, [r for r in earlier if r.table == table] + validated[table].rejected) for table in source.tables]
+    batches = [Validated(table, validated[table].frame, _scrubbed([r for r in earlier if r.table == table] + validated[table].rejected))
+               for table in source.tables]  # fmt: skip
     stray = [r for r in earlier if r.table not in source.tables]
-    batches[0].rejected.extend(stray)
+    batches[0].rejected.extend(_scrubbed(stray))
     return SourceBatch(batches, pages, skipped=sum(item.count for item in items if isinstance(item, Skipped)))
+
+
+def _scrubbed(rejected: list[Rejected]) -> list[Rejected]:
+    """Rejected rows hold values as the parser decoded them (a JSON-escaped key comes out whole),
+    so known keys are redacted from the decoded row before it is stored."""
+    secrets = known_secrets()
+    if not secrets:
+        return rejected
+    return [Rejected(r.table, tuple(redact(x, secrets) for x in r.reasons), redact_value(r.row, secrets)) for r in rejected]
 
 
 @secrets_redacted()

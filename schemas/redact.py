@@ -8,7 +8,10 @@ credentials of a `user:pass@host` URL, and a bearer token.
 
 from __future__ import annotations
 
+import base64
+import functools
 import re
+from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import httpx
@@ -33,10 +36,13 @@ _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 
 
 def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """Remove known secret strings, and secrets recognizable by name, from a URL or message."""
+    """Remove known secret strings (in every form `secret_patterns` knows), and secrets
+    recognizable by name, from a URL, a message or a decoded value."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, REDACTED)
+            for pattern in secret_patterns(secret):
+                text = pattern.sub(REDACTED, text)
     text = _SECRET_ASSIGNMENT.sub(lambda m: f"{m.group(1)}={REDACTED}" if m.group(2) != REDACTED else m.group(0), text)
     text = _URL_CREDENTIALS.sub(lambda m: f"{m.group(1)}{REDACTED}@", text)
     return _BEARER.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
@@ -47,11 +53,58 @@ MIN_BODY_SECRET_CHARS = 8
 
 
 def redact_bytes(body: bytes, secrets: tuple[str, ...] = ()) -> bytes:
-    """Known secret strings out of a response body (the body's format is otherwise kept)."""
+    """Known secret strings out of a response body, in every form `secret_patterns` knows (the
+    body's format is otherwise kept)."""
     for secret in secrets:
         if len(secret) >= MIN_BODY_SECRET_CHARS:
             body = body.replace(secret.encode(), REDACTED.encode())
+            for pattern in secret_patterns(secret):
+                body = re.compile(pattern.pattern.encode(), pattern.flags & ~re.UNICODE).sub(REDACTED.encode(), body)
     return body
+
+
+def redact_value(value: Any, secrets: tuple[str, ...] = ()) -> Any:
+    """`redact` over every string of a decoded document (a parsed row: dicts, lists, strings)."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {redact_value(k, secrets): redact_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_value(v, secrets) for v in value)
+    return value
+
+
+@functools.lru_cache(maxsize=64)
+def secret_patterns(secret: str) -> tuple[re.Pattern[str], ...]:
+    """The forms a provider echoes a key in, as patterns (all ASCII, so they also work on bytes):
+
+    - any letter case, with any of its characters written as a JSON escape (`\\u002d`, `\\/`)
+      or percent-encoded (`%2D`, `%2d`): one pattern covers the raw key, `sk\\u002dSECRET`,
+      `sk%2DSECRET` and `SK-SECRET`;
+    - base64 (standard and URL-safe): the part of the encoding that depends on the key alone, at
+      each of the three alignments a key can start at inside a longer encoded string
+      (`Basic base64(user:key)`), so it is found wherever it sits.
+    """
+    if len(secret) < MIN_BODY_SECRET_CHARS:
+        return ()
+    chars = []
+    for ch in secret:
+        options = [re.escape(ch)]
+        if ord(ch) < 0x80:
+            options += [f"\\\\u{ord(ch):04x}", f"%{ord(ch):02x}"] + (["\\\\/"] if ch == "/" else [])
+        chars.append("(?:" + "|".join(options) + ")")
+    patterns = [re.compile("".join(chars), re.IGNORECASE | re.ASCII)]
+    raw = secret.encode()
+    cores = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode()
+        lead = (offset * 8 + 5) // 6  # characters that mix the preceding bytes in
+        tail = (len(raw) + offset) % 3  # a partial last group depends on what follows
+        core = encoded[lead : len(encoded) - (4 if tail else 0)]
+        if len(core) >= MIN_BODY_SECRET_CHARS:
+            cores.update({core, core.replace("+", "-").replace("/", "_")})
+    patterns += [re.compile(re.escape(core), re.ASCII) for core in sorted(cores)]
+    return tuple(patterns)
 
 
 def redact_url(url: str | httpx.URL, secrets: tuple[str, ...] = ()) -> str:

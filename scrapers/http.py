@@ -229,6 +229,12 @@ class Fetcher:
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
 
+    def _validator(self, response: httpx.Response, header: str) -> str | None:
+        """A conditional-fetch token to store, or None when it holds a secret: a redacted token
+        would never match again, and the key must not be stored (the next fetch is a full one)."""
+        value = response.headers.get(header)
+        return value if value is None or self.redact(value) == value else None
+
     def version(self, value: str) -> None:
         """The provider's own version of everything the source fetches; the last good run's ends the fetch."""
         self._version = value
@@ -280,7 +286,7 @@ class Fetcher:
                     response.close()
                 if response.status_code < 400:
                     if self._pages == 0:
-                        self._first = (method, shown, body_hash(content), response.headers.get("etag"), response.headers.get("last-modified"))
+                        self._first = (method, shown, body_hash(content), self._validator(response, "etag"), self._validator(response, "last-modified"))
                     self._pages += 1
                     self._last_fetched_at = page.fetched_at
                     return page

@@ -55,7 +55,9 @@ def handle_errors(fn: F) -> F:
 
 def echo_json(obj: Any) -> None:
     """Write one JSON document to stdout (dates as ISO strings)."""
-    sys.stdout.write(json.dumps(obj, default=str, indent=2, sort_keys=False) + "\n")
+    from gpucat.cli._render import strict_json
+
+    sys.stdout.write(json.dumps(strict_json(obj), default=str, indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
 class OneLineErrors(TyperGroup):

@@ -236,11 +236,19 @@ def _bert(cfg: Mapping[str, Any], common: dict[str, Any]) -> ModelArch:
     )
 
 
+# The largest config file read: real ones are a few KB (the biggest tokenizer-laden ones, tens of KB).
+MAX_CONFIG_BYTES = 10**6
+
+
 def load_config_file(path: str | Path) -> ModelArch:
     """Read a local config.json; a missing or malformed file is a `UserInputError`."""
     p = Path(path)
     try:
-        text = p.read_text("utf-8")
+        with p.open("rb") as fh:  # bounded: /dev/zero or a mistaken weights file is refused, not read whole
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise UserInputError(f"{p} is over {MAX_CONFIG_BYTES:,} bytes; a config.json is a few KB")
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise UserInputError(f"config file not found: {p}") from None
     except OSError as exc:

@@ -137,3 +137,30 @@ def test_report_replaces_a_regular_file_atomically(warehouse, tmp_path):
     assert result.exit_code == 0, result.output
     assert out.read_text().startswith("<!DOCTYPE html>") or "<html" in out.read_text()[:200]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpucat.duckdb", "r.html"]
+
+
+def test_a_config_file_is_read_with_a_size_cap():
+    line = one_error_line(runner.invoke(app, ["memory", "--config", "/dev/zero", "--method", "lora"]))
+    assert "/dev/zero is over 1,000,000 bytes" in line
+
+
+def test_the_html_report_escapes_control_characters(warehouse, tmp_path):
+    update = "UPDATE offer_versions SET provider = provider || '\x1b]0;PWNED\x07\x1b[2J'"
+    assert runner.invoke(app, ["sql", update, "--write", "--db", str(warehouse)]).exit_code == 0
+    out = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", "--out", str(out), "--db", str(warehouse)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert "\x1b" not in page and "\x07" not in page
+    assert "\\x1b]0;PWNED\\x07" in page  # shown, escaped, in the headline table
+
+
+def test_every_json_output_is_strict(warehouse):
+    update = "UPDATE offer_versions SET vcpus = 'nan'::DOUBLE"
+    assert runner.invoke(app, ["sql", update, "--write", "--db", str(warehouse)]).exit_code == 0
+    import json
+
+    result = runner.invoke(app, ["offers", "--json", "--db", str(warehouse)])
+    assert result.exit_code == 0, result.output
+    records = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert records and all(r["vcpus"] is None for r in records)

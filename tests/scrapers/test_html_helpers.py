@@ -53,3 +53,23 @@ def test_tables_are_found_by_their_header_labels_not_their_position():
 def test_an_empty_page_is_a_parse_error(body):
     with pytest.raises(ParseError, match="test page"):
         _html.page(io.BytesIO(body), "test page")
+
+
+def test_a_page_past_the_html_limit_is_refused_before_parsing(monkeypatch):
+    """A 50 MB page took 219 s and 6.6 GB to parse; one past the limit is read no further."""
+    import io
+
+    from bs4 import BeautifulSoup
+
+    from schemas.errors import ParseError
+    from scrapers import _html
+
+    def never(*args, **kwargs):
+        raise AssertionError("parsed a page past the limit")
+
+    monkeypatch.setattr(_html, "BeautifulSoup", never)
+    body = io.BytesIO(b"<html><body><table>" + b"<tr><td>x</td></tr>" * (50 * 10**6 // 20) + b"</table></body></html>")
+    with pytest.raises(ParseError, match="over 4,000,000 bytes"):
+        _html.page(body, "a huge page")
+    assert body.tell() == _html.MAX_HTML_BYTES + 1  # read no further than the limit
+    assert BeautifulSoup is not never

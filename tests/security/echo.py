@@ -10,11 +10,13 @@ audit runs it in a subprocess, so Prefect's database lives in the test's own PRE
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 
@@ -22,6 +24,19 @@ from scrapers import all_sources, http
 
 KEYED = sorted(name for name, s in all_sources().items() if s.api_key_env)
 RAISING_SOURCE = "seeweb"  # its parser quotes the key in an exception
+
+
+def forms(key: str) -> dict[str, str]:
+    """The ways a provider has been seen to echo a key: as is, upper-cased, percent-encoded,
+    JSON-escaped, base64 alone and inside an HTTP Basic credential."""
+    return {
+        "raw": key,
+        "upper": key.upper(),
+        "percent": quote(key, safe="").replace("-", "%2D"),
+        "json-escaped": key.replace("-", "\\u002d"),
+        "base64": base64.b64encode(key.encode()).decode(),
+        "basic-auth": base64.b64encode(f"user:{key}".encode()).decode(),
+    }
 
 
 def dummy_keys() -> dict[str, str]:
@@ -38,9 +53,13 @@ class EchoTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = str(request.url)
         self._asked[url] = self._asked.get(url, 0) + 1
-        echo = {"etag": f'"{self._key}"', "x-echo-key": self._key, "retry-after": "0", "date": f"key={self._key}"}
+        every = forms(self._key)
+        echo = {"etag": f'"{self._key}"', "last-modified": every["upper"], "x-echo-key": self._key, "retry-after": "0", "date": f"key={self._key}",
+                **{f"x-echo-{name}": value for name, value in every.items()}}  # fmt: skip
         if self._asked[url] == 1:
-            body = f"upstream error for {request.method} {url} (key {self._key}, auth {request.headers.get('authorization')})"
+            body = f"upstream error for {request.method} {url} (key {self._key}, auth {request.headers.get('authorization')}) " + " ".join(
+                f"{name}={value}" for name, value in every.items()
+            )
             return httpx.Response(503, headers=echo, content=body.encode(), extensions={})
         response = self._inner.handle_request(request)
         content = response.read()
@@ -49,7 +68,9 @@ class EchoTransport(httpx.BaseTransport):
         except ValueError:
             doc = None
         if isinstance(doc, dict):
-            content = json.dumps({**doc, "request_echo": {"api_key": self._key}}).encode()
+            # The escaped form written by hand: json.dumps would not escape a hyphen.
+            echoed = json.dumps({**doc, "request_echo": {"api_key": self._key, **{n: v for n, v in every.items() if n != "json-escaped"}}})
+            content = (echoed[:-1] + f', "escaped_key": "{every["json-escaped"]}"}}').encode()
         headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
         return httpx.Response(response.status_code, headers={**headers, **echo}, content=content, extensions=response.extensions)
 

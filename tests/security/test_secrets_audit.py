@@ -27,9 +27,13 @@ from warehouse import db
 KEYS = echo.dummy_keys()
 
 
+FORMS = {f"{k} ({name})": value for k in KEYS.values() for name, value in echo.forms(k).items()}
+
+
 def leaks(text: str | bytes) -> list[str]:
+    """Every planted key found, in any of the forms the echoing provider sends it in."""
     data = text.encode() if isinstance(text, str) else text
-    return [k for k in KEYS.values() if k.encode() in data]
+    return [label for label, value in FORMS.items() if value.encode() in data]
 
 
 def files_leaking(root: Path) -> list[str]:
@@ -96,6 +100,58 @@ def test_captures_warehouse_and_export_hold_no_key(flow_run):
         for parquet in parquets:
             assert leaks(json.dumps(con.execute("SELECT * FROM read_parquet($p)", {"p": str(parquet)}).fetchall(), default=str)) == [], parquet
     assert files_leaking(root / "export") == []
+    from typer.testing import CliRunner
+
+    from gpucat.cli import app
+
+    status = CliRunner().invoke(app, ["status", "--json", "--db", str(root / "gpucat.duckdb")])
+    assert status.exit_code == 0 and leaks(status.output) == []
+    report = CliRunner().invoke(app, ["report", "--out", str(root / "report.html"), "--db", str(root / "gpucat.duckdb")])
+    assert report.exit_code == 0, report.output
+    assert leaks((root / "report.html").read_bytes()) == []
+
+
+def test_a_key_the_parser_decodes_from_json_escapes_is_stored_nowhere(tmp_path, monkeypatch):
+    """The key arrives as `gpucat\\u002ddummy…` in a body; the parser decodes it whole into a row
+    it rejects. rejected_rows, status and an export must not hold it in any form."""
+    import dataclasses
+
+    from schemas.records import Rejected
+    from scrapers import get_source
+
+    source = get_source("runpod-graphql")
+    key = "gpucat-dummy-secret-runpod_api_key-7f3a9c"
+    monkeypatch.setenv(source.api_key_env, key)
+    body = '{"displayName": "pod ' + echo.forms(key)["json-escaped"] + '"}'
+    real_parse = source.parse
+
+    def parse(payload, *, url, fetched_at):
+        yield from real_parse(payload, url=url, fetched_at=fetched_at)
+        row = json.loads(body)
+        yield Rejected("offers", (f"unknown GPU in {row['displayName']}",), row)
+
+    registry = all_sources()
+    monkeypatch.setitem(registry, source.name, dataclasses.replace(source, parse=parse))
+    options = pipeline.FetchOptions(workdir=tmp_path, replay_dir=FIXTURES)
+    con = db.connect(tmp_path / "gpucat.duckdb")
+    runs = pipeline.refresh_sources(con, [registry[source.name]], options)
+    assert [r.status for r in runs] == ["ok"]
+    stored = con.execute("SELECT reasons, row_json FROM rejected_rows").fetchall()
+    assert any(REDACTED in json.dumps(row, default=str) for row in stored)
+    export_snapshot(con, tmp_path / "export")
+    con.close()
+    assert leaks((tmp_path / "gpucat.duckdb").read_bytes()) == [] and tables_leaking(tmp_path / "gpucat.duckdb") == []
+    assert files_leaking(tmp_path / "export") == []
+
+
+@pytest.mark.parametrize("form", sorted(echo.forms("x" * 20)))
+def test_every_form_of_a_key_is_redacted_in_text_and_bytes(form):
+    from schemas.redact import redact_bytes
+
+    key = "gpucat-dummy-secret-lambda_api_key-7f3a9c"
+    planted = f"401 Unauthorized: key {echo.forms(key)[form]} is not valid"
+    for cleaned in (redact(planted, (key,)), redact_bytes(planted.encode(), (key,)).decode()):
+        assert REDACTED in cleaned and [v for v in echo.forms(key).values() if v in cleaned] == []
 
 
 def test_in_process_refresh_logs_and_exceptions_hold_no_key(tmp_path, monkeypatch, caplog):
