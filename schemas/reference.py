@@ -9,6 +9,7 @@ from pathlib import Path
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 GPU_MODELS_CSV = REFERENCE_DIR / "gpu_models.csv"
+GPU_FORM_DEFAULTS_CSV = REFERENCE_DIR / "gpu_form_defaults.csv"
 
 
 @dataclass(frozen=True)
@@ -38,3 +39,11 @@ def gpu_models() -> dict[str, GpuModel]:
             )
             for row in csv.DictReader(fh)
         }
+
+
+@cache
+def gpu_form_defaults() -> dict[tuple[str, str], str]:
+    """(provider, family key) -> the gpu_model a provider's own documentation says it sells when
+    its answer names the family alone (each row cites that documentation in `source`)."""
+    with GPU_FORM_DEFAULTS_CSV.open(newline="", encoding="utf-8") as fh:
+        return {(row["provider"], row["family_key"]): row["gpu_model"] for row in csv.DictReader(fh)}
