@@ -10,6 +10,7 @@ from pathlib import Path
 REFERENCE_DIR = Path(__file__).parent / "reference"
 GPU_MODELS_CSV = REFERENCE_DIR / "gpu_models.csv"
 GPU_PRICE_BOUNDS_CSV = REFERENCE_DIR / "gpu_price_bounds.csv"
+GPU_FORM_DEFAULTS_CSV = REFERENCE_DIR / "gpu_form_defaults.csv"
 
 
 @dataclass(frozen=True)
@@ -61,3 +62,9 @@ def gpu_price_bounds() -> dict[str, PriceBounds]:
             row["gpu_model"]: PriceBounds(row["gpu_model"], float(row["min_usd_per_gpu_hour"]), float(row["max_usd_per_gpu_hour"]), row["source"])
             for row in csv.DictReader(fh)
         }
+@cache
+def gpu_form_defaults() -> dict[tuple[str, str], str]:
+    """(provider, family key) -> the gpu_model a provider's own documentation says it sells when
+    its answer names the family alone (each row cites that documentation in `source`)."""
+    with GPU_FORM_DEFAULTS_CSV.open(newline="", encoding="utf-8") as fh:
+        return {(row["provider"], row["family_key"]): row["gpu_model"] for row in csv.DictReader(fh)}

@@ -64,7 +64,9 @@ def select_sources(names: list[str] | None) -> list[Source]:
 
 def sources_table() -> str:
     """The README's sources table, as Markdown, from the registry (`gpucat sources --markdown`)."""
-    lines = ["| source | provider | endpoint hosts | API key | what it loads |", "|---|---|---|---|---|"]
+    from scrapers._provenance import provenance_summary
+
+    lines = ["| source | provider | endpoint hosts | API key | fixtures | what it loads |", "|---|---|---|---|---|---|"]
     for source in all_sources().values():
         if source.api_key_env:
             key = f"`{source.api_key_env}` " + ("required (skipped without it)" if source.api_key_required else "optional")
@@ -72,5 +74,6 @@ def sources_table() -> str:
             key = "none"
         docs = f" ([docs]({source.docs_url}))" if source.docs_url else ""
         hosts = ", ".join(f"`{h}`" for h in sorted(source.hosts))
-        lines.append(f"| `{source.name}` | {source.provider} | {hosts} | {key} | {source.description}{docs} |")
+        fixtures = provenance_summary(source.provider, source.name)
+        lines.append(f"| `{source.name}` | {source.provider} | {hosts} | {key} | {fixtures} | {source.description}{docs} |")
     return "\n".join(lines) + "\n"

@@ -23,7 +23,8 @@ from datetime import datetime
 from typing import IO, Any
 
 from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from scrapers._gpus import resolve
 from scrapers.base import Fetcher, Source
 
 HOST = "cloudbilling.googleapis.com"
@@ -65,6 +66,9 @@ _DESCRIPTION = re.compile(
     r"^(?:Spot Preemptible )?(?P<gpu>.+?)(?: GPU)?(?: attached to Spot Preemptible VMs)? running in (?P<place>.+)$"
 )
 USAGE_MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot"}
+# A GPU sold with an NVIDIA RTX Virtual Workstation licence ("Nvidia Tesla T4 Virtual Workstation
+# GPU running in ..."): the licence's price rides on the GPU's, so it is no plain GPU rental.
+_WORKSTATION = " Virtual Workstation"
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -102,6 +106,9 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
     usage: str = sku["category"]["usageType"]
     if usage not in USAGE_MARKETS or any(word in description for word in OTHER_PURCHASE_WORDS):
         return  # a commitment, reservation, DWS or sole-tenancy price: not an on-demand/Spot rental
+    if _WORKSTATION in description:
+        yield Skipped("not_rental: GPU with a Virtual Workstation licence", 1, (description,), url)
+        return
     identified = _tpu(description, usage) if sku["category"]["resourceGroup"] == "TPU" else _gpu(description, usage)
     if isinstance(identified, str):
         yield Rejected("offers", (identified,), sku)
@@ -158,13 +165,27 @@ def _gpu(description: str, usage: str) -> Identified | str:
     if market == "on_demand" and "Preemptible" in description:
         return f"inconsistent_market: usageType OnDemand on {description!r}"
     match = _DESCRIPTION.match(description)
-    known = GPUS.get(match["gpu"]) if match else None
-    if match is None or known is None:
+    if match is None:
         return f"unknown_gpu: {description!r}"
+    known = GPUS.get(match["gpu"]) or _by_grammar(match["gpu"])
+    if isinstance(known, str):
+        return known
     gpu_model, accelerator, tier = known
     if market == "on_demand" and accelerator in NO_PLAIN_ON_DEMAND:
         return f"not_rentable_on_demand: {NO_PLAIN_ON_DEMAND[accelerator]} is sold only as Spot, reservations or DWS"
     return match["gpu"], gpu_model, accelerator, tier, market
+
+
+def _by_grammar(gpu: str) -> tuple[str, str, str] | str:
+    """A GPU the reviewed table lacks, read by GCP's description grammar ("Nvidia Tesla P100"):
+    the accelerator type is GCP's own spelling of the same words (nvidia-tesla-p100), the model
+    comes from the catalog rules (with GCP's documented form factor where the family has several)."""
+    try:
+        model = resolve(gpu, provider="gcp")
+    except LookupError as exc:
+        return f"{exc} in {gpu!r}"
+    accelerator = "nvidia-" + "-".join(t for t in gpu.casefold().split() if t != "nvidia")
+    return model, accelerator, "gpu_attach"
 
 
 def _tpu(description: str, usage: str) -> Identified | str:
@@ -210,5 +231,6 @@ SOURCE = Source(
     api_key_env="GCP_API_KEY",
     api_key_required=True,
     docs_url="https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list",
-    gpu_targets=frozenset(model for model, _, _ in GPUS.values()) | frozenset(TPUS.values()),
+    # What the reviewed table maps, plus what the vendor grammar reaches for the descriptions GCP lists today.
+    gpu_targets=frozenset(model for model, _, _ in GPUS.values()) | frozenset(TPUS.values()) | frozenset({"P4", "P100-PCIe-16GB", "V100-SXM2-16GB", "K80"}),
 )

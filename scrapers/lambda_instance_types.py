@@ -19,6 +19,7 @@ from typing import IO, Any
 from schemas.errors import ParseError
 from schemas.records import Offer, Page, ParseItem, Rejected
 from schemas.units import gb_from_gib
+from scrapers._gpus import resolve
 from scrapers.base import Fetcher, Source
 
 HOST = "cloud.lambda.ai"
@@ -41,6 +42,21 @@ GPUS: dict[tuple[str, int, str | None], str] = {
 _SXM = {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM", "B200"}
 # "8x H100 (80 GB SXM5)" or, in gpu_description, "H100 (80 GB SXM5)"; older types say "Tesla V100".
 _GPU = re.compile(r"^(?:(?P<count>\d+)x )?(?:Tesla )?(?P<name>.+?) \((?P<gb>\d+) GB(?: (?P<form>\w+))?\)$")
+
+
+def _by_rules(gpu_text: str, description: str) -> str:
+    """A GPU the reviewed table lacks, by the catalog rules: the vendor's wording ("NVIDIA A100
+    PCIe", "NVIDIA Quadro RTX 6000", "NVIDIA A100 80 GB SXM4"), with the memory and form factor
+    the instance description states when the GPU's own text leaves them out ("1x A100 (40 GB PCIe)")."""
+    described = _GPU.match(description)
+    memory = float(described["gb"]) if described else None
+    form = described["form"] if described else None
+    try:
+        return resolve(gpu_text, provider="lambda", memory_gb=memory)
+    except LookupError:
+        if form is None:
+            raise
+        return resolve(f"{gpu_text} {form}", provider="lambda", memory_gb=memory)
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -72,8 +88,11 @@ def _offers(entry: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[P
     match = _GPU.match(gpu_text)
     gpu_model = GPUS.get((match["name"], int(match["gb"]), match["form"])) if match else None
     if gpu_model is None:
-        yield Rejected("offers", (f"unknown_gpu: {gpu_text!r}",), entry)
-        return
+        try:
+            gpu_model = _by_rules(gpu_text, itype["description"])
+        except LookupError as exc:
+            yield Rejected("offers", (str(exc),), entry)
+            return
     described = _GPU.match(itype["description"])
     if described and described["count"] and int(described["count"]) != specs["gpus"]:
         yield Rejected("offers", (f"gpu_count_mismatch: {itype['description']!r} vs specs.gpus {specs['gpus']}",), entry)
@@ -92,7 +111,7 @@ def _offers(entry: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[P
             region=region,
             market="on_demand",
             tier=None,
-            gpu_name=match["name"],
+            gpu_name=match["name"] if match else gpu_text,
             gpu_model=gpu_model,
             gpu_count=float(count),
             gpu_memory_gb=None,
@@ -122,5 +141,5 @@ SOURCE = Source(
     api_key_env="LAMBDA_API_KEY",
     api_key_required=True,
     docs_url="https://docs.lambda.ai/api/cloud",
-    gpu_targets=frozenset(GPUS.values()),
+    gpu_targets=frozenset(GPUS.values()) | {"Quadro-RTX-6000"},  # vendor wordings by the catalog rules
 )

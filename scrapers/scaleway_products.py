@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from schemas.errors import ParseError
 from schemas.records import Offer, Page, ParseItem, Rejected
+from scrapers._gpus import resolve
 from scrapers.base import Fetcher, Source
 
 HOST = "api.scaleway.com"
@@ -30,7 +31,7 @@ MAX_PAGES = 20
 _ZONE_IN_URL = re.compile(r"/zones/([a-z]{2}-[a-z]{3}-\d)/products/servers")
 
 # gpu_info.gpu_name -> canonical gpu_model (reviewed against the captured answer of 2026-10-01).
-# "P100" (RENDER-S) is left out: Scaleway does not say whether it is the PCIe or the SXM2 card.
+# Other names ("P100" of RENDER-S, with its 16 GiB) go through the catalog rules of scrapers._gpus.
 GPU_NAMES: dict[str, str] = {
     "H100-SXM": "H100-SXM",
     "H100-PCIe": "H100-PCIe",
@@ -101,7 +102,11 @@ def _offer(name: str, server: dict[str, Any], zone: str, url: str, fetched_at: d
     gpu_name = info["gpu_name"]
     gpu_model = GPU_NAMES.get(gpu_name)
     if gpu_model is None:
-        return Rejected("offers", (f"unknown_gpu: {gpu_name!r}",), row)
+        memory = info.get("gpu_memory")
+        try:
+            gpu_model = resolve(gpu_name, provider="scaleway", memory_gb=memory / 1e9 if isinstance(memory, int | float) and memory > 0 else None)
+        except LookupError as exc:
+            return Rejected("offers", (str(exc),), row)
     if ("-SXM-" in name) != gpu_name.endswith("-SXM"):
         return Rejected("offers", (f"form_factor_conflict: type {name} but gpu_info says {gpu_name}",), row)
     count = server["gpu"]
@@ -140,6 +145,6 @@ SOURCE = Source(
     hosts=frozenset({HOST}),
     fetch=fetch,
     parse=parse,
-    gpu_targets=frozenset(GPU_NAMES.values()),
+    gpu_targets=frozenset(GPU_NAMES.values()) | {"P100-PCIe-16GB"},  # P100 (RENDER-S) by the catalog rules
     docs_url="https://www.scaleway.com/en/developers/api/instance/instance-types",
 )

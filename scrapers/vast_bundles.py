@@ -7,7 +7,10 @@ URL (`?q=<the query as JSON>`, the GET form of the same search). On-demand offer
 offers are priced at `min_bid`, the current lowest bid. Prices are per offer (all its GPUs).
 
 `gpu_ram` is MiB of the device as the driver reports it (24564 for a 24 GB card); it is mapped
-onto the card's nameplate, and a figure that fits no nameplate of that card is rejected.
+onto the card's nameplate when it lies in the usable-vs-nameplate range of `scrapers._gpus`
+(a B300 reports usable MiB well below its 288 GB), and a figure that fits no nameplate of that
+card is rejected. Names the reviewed table lacks ("B300") go through the same rules against the
+reference table.
 `num_gpus` is what the offer rents; `gpu_frac` is that share of the host's GPUs, not a fraction
 of a GPU. Each host also prices storage (`storage_cost`, USD per GB-month, charged while the
 instance exists, stopped or not) and bandwidth (`inet_up_cost` egress and `inet_down_cost`
@@ -29,6 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 from schemas.errors import ParseError
 from schemas.records import Offer, Page, ParseItem, Rejected
 from schemas.units import gb_from_mib
+from scrapers._gpus import MIB_GB, fits_nameplate, resolve
 from scrapers.base import Fetcher, Source
 
 HOST = "console.vast.ai"
@@ -74,9 +78,7 @@ GPUS: dict[str, dict[int, str]] = {
     "RTX 4090": {24: "RTX-4090"},
     "RTX 3090": {24: "RTX-3090"},
 }
-# The driver reports a little less than the nameplate (reserved memory, ECC): gpuhunt accepts 7%.
-NAMEPLATE_TOLERANCE = 0.07
-_SXM = {"H100-SXM", "H200-SXM", "B200", "A100-SXM4-40GB", "A100-SXM4-80GB"}
+_SXM = {"H100-SXM", "H200-SXM", "B200", "B300", "A100-SXM4-40GB", "A100-SXM4-80GB"}
 
 
 def query(market: str, *, keyed: bool) -> dict[str, Any]:
@@ -165,14 +167,17 @@ def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> Pa
 
 def _model(name: str, gpu_ram_mib: float | None) -> tuple[str | None, str | None]:
     """The canonical model for a Vast GPU name and its reported MiB, or the reason there is none."""
-    nameplates = GPUS.get(name)
-    if nameplates is None:
-        return None, f"unknown_gpu: {name!r}"
     if not gpu_ram_mib:
         return None, f"no_gpu_memory: gpu_ram {gpu_ram_mib!r} for {name!r}"
-    gib = gpu_ram_mib / 1024
+    reported_gb = gpu_ram_mib * MIB_GB / 1000
+    nameplates = GPUS.get(name)
+    if nameplates is None:
+        try:
+            return resolve(name, provider="vast", memory_gb=reported_gb), None
+        except LookupError as exc:
+            return None, str(exc)
     for nameplate, model in nameplates.items():
-        if abs(gib - nameplate) <= nameplate * NAMEPLATE_TOLERANCE:
+        if fits_nameplate(reported_gb, nameplate):
             return model, None
     return None, f"memory_mismatch: {gpu_ram_mib} MiB fits no {name!r} nameplate ({', '.join(f'{n} GB' for n in nameplates)})"
 
@@ -193,5 +198,5 @@ SOURCE = Source(
     api_key_env="VAST_API_KEY",
     api_key_required=False,
     docs_url="https://vast.ai/developers/api",
-    gpu_targets=frozenset(model for models in GPUS.values() for model in models.values()),
+    gpu_targets=frozenset(model for models in GPUS.values() for model in models.values()) | {"B300"},  # B300 by the catalog rules
 )

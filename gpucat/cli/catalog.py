@@ -137,15 +137,18 @@ def sources(
     columns: ColumnsOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """The registered sources: provider, hosts, API key variable, tables, what each loads."""
+    """The registered sources: provider, hosts, API key variable, tables, what each loads, and
+    where its fixtures came from (real, derived or written bodies, from its fixture NOTES.md)."""
     from scrapers import all_sources, sources_table
+    from scrapers._provenance import provenance_summary
 
     if markdown:
         sys.stdout.write(sources_table())
         return
     rows = [
         {"source": s.name, "provider": s.provider, "api_key_env": s.api_key_env, "api_key_required": s.api_key_required,
-         "tables": list(s.tables), "hosts": sorted(s.hosts), "description": s.description, "docs_url": s.docs_url}
+         "tables": list(s.tables), "hosts": sorted(s.hosts), "description": s.description, "docs_url": s.docs_url,
+         "fallback_for": s.fallback_for, "fixtures": provenance_summary(s.provider, s.name)}
         for s in all_sources().values()
     ]  # fmt: skip
     if as_json:
@@ -157,9 +160,9 @@ def sources(
 SOURCE_COLUMNS = (
     Col("source", shrink=False), Col("provider"),
     Col("key", get=lambda r: (r["api_key_env"] + (" (required)" if r["api_key_required"] else " (optional)")) if r["api_key_env"] else "none"),
-    Col("tables"), Col("hosts"), Col("description"), Col("docs_url"),
+    Col("tables"), Col("hosts"), Col("fixtures"), Col("fallback_for"), Col("description"), Col("docs_url"),
 )  # fmt: skip
-SOURCE_DEFAULT = ("source", "provider", "key", "tables", "description")
+SOURCE_DEFAULT = ("source", "provider", "key", "tables", "fixtures", "description")
 
 
 @app.command()

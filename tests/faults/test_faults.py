@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpucat import pipeline
+from schemas.errors import SourceError
 from scrapers import all_sources, http
 from scrapers.capture import read_manifest
 from tests.conftest import FIXTURES
@@ -67,6 +68,13 @@ def test_fault(name: str, fault: Fault, catalog: Path, tmp_path: Path, monkeypat
     if fault.name == "oversized-body":
         source = dataclasses.replace(source, max_response_bytes=OVERSIZED_LIMIT)
     neighbour = all_sources()[next(n for n in NEIGHBOURS if n != name)]
+    if source.fallback_for:
+        # A fallback runs only when its primary failed: make that so, and give it last good rows of its own.
+        (tmp_path / "clean").mkdir()
+        with db.connect(catalog) as con:
+            pipeline.record_outcome(con, pipeline.new_run(all_sources()[source.fallback_for]), SourceError("primary down for this test"))
+            clean = pipeline.refresh_sources(con, [source], pipeline.FetchOptions(workdir=tmp_path / "clean", replay_dir=FIXTURES))
+        assert [r.status for r in clean] == ["ok"], [r.error for r in clean]
     sleeps: list[float] = []
     monkeypatch.setattr(pipeline, "Fetcher", functools.partial(http.Fetcher, sleep=sleeps.append))
     monkeypatch.setattr(pipeline, "load_reference", lambda con: {})  # the copied catalog has it

@@ -44,13 +44,13 @@ def h100(**changes):
 
 
 def test_whole_record_one_h100_with_its_components_summed():
-    assert by_id(items())["no-luster-1/sapphire-rapids-h100/1x"] == {
+    assert by_id(items())["ca-montreal-3/sapphire-rapids-h100/1x"] == {
         "table": "offers",
         "provider": "cudo",
-        "offer_id": "no-luster-1/sapphire-rapids-h100/1x",
+        "offer_id": "ca-montreal-3/sapphire-rapids-h100/1x",
         "source": "cudo-machine-types",
         "instance_type": "sapphire-rapids-h100 (1x H100 SXM, 4 vCPU, 16 GiB RAM, 100 GiB disk)",
-        "region": "no-luster-1",
+        "region": "ca-montreal-3",
         "market": "on_demand",
         "tier": None,
         "gpu_name": "H100 SXM",
@@ -91,12 +91,12 @@ def test_every_gpu_type_is_priced_for_the_gpu_counts_its_best_host_has_free():
         "no-luster-1/epyc-rome-rtx-a5000/1x": ("RTX-A5000", 4.0, 0.5901, "available"),
         "no-luster-1/epyc-rome-rtx-a5000/2x": ("RTX-A5000", 8.0, 1.1695, "available"),
         "no-luster-1/epyc-rome-rtx-a5000/4x": ("RTX-A5000", 16.0, 2.3317, "available"),
-        "no-luster-1/sapphire-rapids-h100/1x": ("H100-SXM", 4.0, 2.5255, "available"),
-        "no-luster-1/sapphire-rapids-h100/2x": ("H100-SXM", 8.0, 5.0403, "available"),
-        "no-luster-1/sapphire-rapids-h100/4x": ("H100-SXM", 16.0, 10.0699, "available"),
-        "no-luster-1/sapphire-rapids-h100/8x": ("H100-SXM", 32.0, 20.1291, "available"),
-        "no-luster-1/epyc-milan-a100-pcie/1x": ("A100-PCIe-80GB", 4.0, 1.5755, "available"),
-        "no-luster-1/epyc-milan-a100-pcie/2x": ("A100-PCIe-80GB", 8.0, 3.1403, "available"),
+        "ca-montreal-3/sapphire-rapids-h100/1x": ("H100-SXM", 4.0, 2.5255, "available"),
+        "ca-montreal-3/sapphire-rapids-h100/2x": ("H100-SXM", 8.0, 5.0403, "available"),
+        "ca-montreal-3/sapphire-rapids-h100/4x": ("H100-SXM", 16.0, 10.0699, "available"),
+        "ca-montreal-3/sapphire-rapids-h100/8x": ("H100-SXM", 32.0, 20.1291, "available"),
+        "us-carlsbad-1/intel-ice-lake-a100-pci/1x": ("A100-PCIe-80GB", 4.0, 1.5755, "available"),
+        "us-carlsbad-1/intel-ice-lake-a100-pci/2x": ("A100-PCIe-80GB", 8.0, 3.1403, "available"),
         "se-smedjebacken-1/epyc-genoa-h100-nvl/1x": ("H100-NVL", 4.0, 2.1778, "available"),
         "se-smedjebacken-1/epyc-genoa-h100-nvl/2x": ("H100-NVL", 8.0, 4.3446, "available"),
         "se-smedjebacken-1/epyc-genoa-h100-nvl/4x": ("H100-NVL", 16.0, 8.6782, "available"),
@@ -106,14 +106,14 @@ def test_every_gpu_type_is_priced_for_the_gpu_counts_its_best_host_has_free():
 
 
 def test_per_gpu_price_of_a_multi_gpu_vm():
-    eight = by_id(items())["no-luster-1/sapphire-rapids-h100/8x"]
+    eight = by_id(items())["ca-montreal-3/sapphire-rapids-h100/8x"]
     assert (eight["usd_per_hour"], eight["usd_per_gpu_hour"], eight["ram_gb"]) == (20.1291, 2.516138, 137.439)
 
 
 def test_unknown_gpu_and_zero_gpu_price_are_rejected_and_cpu_types_skipped():
     assert [(r.reasons, r.row["machineType"]) for r in rejected(parsed())] == [
         (("unknown_gpu: 'RTX 4000 SFF Ada'",), "sapphire-rapids-rtx4000sff"),
-        (("no_price: epyc-milan-a40 in gb-bournemouth-1 gpuPriceHr is 0.0",), "epyc-milan-a40"),
+        (("no_price: ice-lake-a40-compute in ca-montreal-3 gpuPriceHr is 0.0",), "ice-lake-a40-compute"),
     ]
     assert not [o for o in parsed() if not isinstance(o, Rejected) and o["instance_type"].startswith("epyc-rome ")]
 

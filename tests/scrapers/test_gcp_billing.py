@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from schemas.errors import MissingApiKey, ParseError
+from schemas.records import Rejected, Skipped
 from scrapers import gcp_billing
 from scrapers.capture import CaptureWriter
 from scrapers.http import Fetcher, make_client
@@ -107,7 +108,6 @@ def test_commitments_dws_sole_tenancy_and_non_gpu_skus_are_left_out():
 def test_rejections_name_their_reason():
     assert sorted((r.row["skuId"], r.reasons) for r in rejected(items())) == [
         ("1F6D-A3B9-0E27", ("not_rentable_on_demand: a4-highgpu is sold only as Spot, reservations or DWS",)),
-        ("5A90-F27D-3B84", ("unknown_gpu: 'Nvidia Tesla P4 GPU running in Montreal'",)),
         ("6D13-08FA-C259", ("no_region: serviceRegions is empty",)),
         ("7F20-B6E1-4C93", ("not_rentable_on_demand: a3-ultragpu is sold only as Spot, reservations or DWS",)),
         ("B2E7-91C0-4D68", ("no_price: 0.0 USD per GPU-hour is a placeholder",)),
@@ -222,3 +222,43 @@ def test_the_key_never_reaches_captures_or_logs(tmp_path, caplog):
     captured = "".join(p.read_text() for p in (tmp_path / "cap").rglob("*") if p.is_file())
     assert "key=REDACTED" in captured
     assert "AIza-capture-secret" not in captured + caplog.text
+
+
+def described(description: str, usage: str) -> list:
+    return parse_bytes("gcp-billing", json.dumps({"skus": [_sku(description=description, **{"category.usageType": usage})]}).encode())
+
+
+@pytest.mark.parametrize(
+    ("description", "model", "accelerator"),
+    [
+        ("Nvidia Tesla P4 GPU running in Montreal", "P4", "nvidia-tesla-p4"),
+        ("Nvidia Tesla P100 GPU running in Americas", "P100-PCIe-16GB", "nvidia-tesla-p100"),
+        ("Spot Preemptible Nvidia Tesla P100 GPU running in Belgium", "P100-PCIe-16GB", "nvidia-tesla-p100"),
+        # Several V100 rows exist: GCP's documented platform (16 GB, NVLink ring) picks the SXM2 card.
+        ("Nvidia Tesla V100 GPU running in Americas", "V100-SXM2-16GB", "nvidia-tesla-v100"),
+        ("Nvidia Tesla V100 GPU attached to Spot Preemptible VMs running in Netherlands", "V100-SXM2-16GB", "nvidia-tesla-v100"),
+        ("Tesla V100 GPU running in Americas", "V100-SXM2-16GB", "nvidia-tesla-v100"),
+        ("Nvidia Tesla K80 GPU running in Americas", "K80", "nvidia-tesla-k80"),
+    ],
+)
+def test_descriptions_outside_the_table_are_read_by_the_vendor_grammar(description, model, accelerator):
+    usage = "Preemptible" if "Preemptible" in description else "OnDemand"
+    result = described(description, usage)
+    assert result and {(o["gpu_model"], o["instance_type"], o["tier"]) for o in result} == {(model, accelerator, "gpu_attach")}
+
+
+@pytest.mark.parametrize(
+    ("description", "reason"),
+    [
+        ("Nvidia Tesla X9 GPU running in Americas", "unknown_gpu: 'Nvidia Tesla X9' in 'Nvidia Tesla X9'"),
+        ("Nvidia H200 GPU running in Americas", "ambiguous_gpu: 'Nvidia H200' could be H200-NVL, H200-SXM in 'Nvidia H200'"),
+    ],
+)
+def test_a_description_the_rules_cannot_settle_is_rejected_with_why(description, reason):
+    [item] = described(description, "OnDemand")
+    assert isinstance(item, Rejected) and item.reasons == (reason,)
+
+
+def test_virtual_workstation_skus_are_skipped_not_rejected():
+    [item] = described("Nvidia Tesla T4 Virtual Workstation GPU running in Americas", "OnDemand")
+    assert isinstance(item, Skipped) and item.reason.startswith("not_rental")

@@ -138,3 +138,20 @@ def test_fetch_sends_the_key_as_a_bearer_token_only(tmp_path):
     [page] = lambda_instance_types.fetch(fetcher)
     assert sent[0].headers["Authorization"] == "Bearer secret_lambda"
     assert page.url == URL
+
+
+@pytest.mark.parametrize(
+    ("gpu_description", "description", "model"),
+    [
+        # Lambda's vendor wording: memory and form factor come from the description when the GPU text lacks them.
+        ("NVIDIA A100 PCIe", "1x A100 (40 GB PCIe)", "A100-PCIe-40GB"),
+        ("NVIDIA Quadro RTX 6000", "1x Quadro RTX 6000 (24 GB)", "Quadro-RTX-6000"),
+        ("NVIDIA A100 80 GB SXM4", "1x A100 (80 GB SXM4)", "A100-SXM4-80GB"),
+        ("NVIDIA H100 SXM5", "1x H100 (80 GB SXM5)", "H100-SXM"),
+    ],
+)
+def test_vendor_wordings_map_by_the_catalog_rules(gpu_description, description, model):
+    typed = entry("gpu_1x_h100_sxm5")
+    typed["instance_type"].update(gpu_description=gpu_description, description=description)
+    found = parse_bytes("lambda-instance-types", json.dumps({"data": {"x": typed}}).encode())
+    assert found and {o["gpu_model"] for o in found} == {model}

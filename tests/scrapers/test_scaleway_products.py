@@ -77,13 +77,13 @@ def test_every_zone_and_page_is_read_and_cpu_types_are_not_offers():
     result = items()
     zones = {o["region"] for o in offers(result)}
     assert zones == {"fr-par-1", "fr-par-2", "pl-waw-2"}
-    assert len(offers(result)) == 21
+    assert len(offers(result)) == 23
     assert not [o for o in offers(result) if o["gpu_count"] < 1 or o["instance_type"].startswith(("DEV1", "POP2", "PLAY2"))]
-    # RENDER-S sits on fr-par-2's second page: its P100 has no stated form factor, so it is rejected, once per zone.
-    assert sorted((r.reasons, r.row["zone"]) for r in rejected(result)) == [
-        (("unknown_gpu: 'P100'",), "fr-par-1"),
-        (("unknown_gpu: 'P100'",), "fr-par-2"),
-    ]
+    # RENDER-S sits on fr-par-2's second page: "P100" with 16 GiB leaves one catalog model (the
+    # reference table's only P100 is the PCIe card), once per zone; nothing is rejected.
+    render = sorted((o["region"], o["gpu_model"], o["gpu_name"]) for o in offers(result) if o["instance_type"] == "RENDER-S")
+    assert render == [("fr-par-1", "P100-PCIe-16GB", "P100"), ("fr-par-2", "P100-PCIe-16GB", "P100")]
+    assert rejected(result) == []
 
 
 def test_fetch_walks_pages_until_a_short_one():
@@ -155,3 +155,12 @@ def test_bad_bodies_fail_the_source(body, url, message):
 def test_euro_prices_without_a_loaded_rate_are_rejected_not_guessed():
     [item] = normalize_bytes("scaleway-products", one(), PAR2)
     assert isinstance(item, Rejected) and item.reasons == ("no_exchange_rate: EUR",)
+
+
+def test_a_real_page_with_render_s_maps_its_p100():
+    """fixtures/scaleway/scaleway-products/real/servers_page2.json: a real second page (getcomputable/gpu-index)."""
+    body = (FIXTURES / "scaleway" / "scaleway-products" / "real" / "servers_page2.json").read_bytes()
+    page2 = "https://api.scaleway.com/instance/v1/zones/fr-par-2/products/servers?per_page=100&page=2"
+    found = parse_bytes("scaleway-products", body, page2)
+    assert [(o["instance_type"], o["gpu_name"], o["gpu_count"], o["price"]) for o in found] == [("RENDER-S", "P100", 1.0, 1.221)]
+    assert found[0]["gpu_model"] == "P100-PCIe-16GB"

@@ -156,3 +156,35 @@ def test_keyed_fetch_sends_the_key_as_a_bearer_token_and_lifts_the_cap(tmp_path)
     assert [r.headers["Authorization"] for r in sent] == ["Bearer vast-secret"] * 2
     assert all(json.loads(parse_qs(urlsplit(str(r.url)).query)["q"][0])["limit"] == vast_bundles.KEYED_LIMIT for r in sent)
     assert not any("vast-secret" in p.url for p in pages)
+
+
+@pytest.mark.parametrize(
+    ("gpu_name", "gpu_ram", "model", "reason"),
+    [
+        # Names outside the reviewed table go through the catalog rules, with usable memory in
+        # [0.88, 1.10] x the nameplate: a B300 reports its usable MiB well below 288 GB.
+        ("B300", 275040, "B300", None),
+        ("B300", 262144, "B300", None),
+        ("B300", 180000, None, "memory_mismatch: 'B300' with 188.744 GB fits none of B300"),
+        ("H200", 143771, "H200-SXM", None),  # the reviewed table settles SXM vs NVL
+        ("A100 SXM4", 65536, None, "memory_mismatch: 65536 MiB fits no 'A100 SXM4' nameplate (40 GB, 80 GB)"),
+        ("GTX 1080 Ti", 11264, None, "unknown_gpu: 'GTX 1080 Ti'"),
+    ],
+)
+def test_gpu_names_map_by_rules_with_usable_memory_ranges(gpu_name, gpu_ram, model, reason):
+    body = json.dumps({"offers": [one_offer(gpu_name=gpu_name, gpu_ram=gpu_ram)]}).encode()
+    [item] = parse_bytes("vast-bundles", body, url=url_for("on-demand"))
+    if model is None:
+        assert item.reasons == (reason,)
+    else:
+        assert (item["gpu_model"], item["gpu_name"]) == (model, gpu_name)
+
+
+def test_a_real_b300_search_answer_maps_every_gpu():
+    """fixtures/vast/vast-bundles/real/b300_asc.json: a real answer (getcomputable/gpu-index), kept as captured."""
+    body = (FIXTURES / "vast" / "vast-bundles" / "real" / "b300_asc.json").read_bytes()
+    found = parse_bytes("vast-bundles", body, url=url_for("on-demand"))
+    assert [(o["gpu_model"], o["gpu_count"], o["price"], o["instance_type"]) for o in found] == [
+        ("B300", 2.0, 15.0, "2x B300 (machine 144888)"),
+        ("B300", 4.0, 30.0, "4x B300 (machine 144888)"),
+    ]
