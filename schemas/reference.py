@@ -62,6 +62,8 @@ def gpu_price_bounds() -> dict[str, PriceBounds]:
             row["gpu_model"]: PriceBounds(row["gpu_model"], float(row["min_usd_per_gpu_hour"]), float(row["max_usd_per_gpu_hour"]), row["source"])
             for row in csv.DictReader(fh)
         }
+
+
 @cache
 def gpu_form_defaults() -> dict[tuple[str, str], str]:
     """(provider, family key) -> the gpu_model a provider's own documentation says it sells when
