@@ -25,6 +25,7 @@ from schemas.errors import GpucatError, UserInputError
 
 MANIFEST = "manifest.json"
 T = TypeVar("T")
+SNAPSHOT_FORMAT = "%Y-%m-%dT%H%M%SZ"
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,10 @@ def export_snapshot(con: duckdb.DuckDBPyConnection, out: Path, now: datetime | N
     """Write the snapshot into a hidden temporary folder beside it, then rename it into place:
     a reader never sees a snapshot without its manifest, and a failure leaves nothing behind."""
     taken = (now or datetime.now(UTC)).astimezone(UTC)
-    final = out / f"snapshot={taken.strftime('%Y%m%dT%H%M%SZ')}"
+    # A folder name hive readers parse as a UTC time (polars' scan_parquet(hive_partitioning=True)
+    # reads 2026-12-02T012406Z as one, and fails on the compact 20261202T012406Z); no colons, so
+    # it is a valid name on every file system.
+    final = out / f"snapshot={taken.strftime(SNAPSHOT_FORMAT)}"
     if final.exists():
         raise UserInputError(f"{final} already exists")
     if out.exists() and not out.is_dir():

@@ -63,8 +63,8 @@ def report_command(  # type: ignore[no-untyped-def]
     if as_json:
         echo_json(summary)
     else:
-        if data.replay:
-            typer.echo(data.replay)
+        if data.replay:  # the page carries it as a banner; the terminal gets it as a note
+            typer.echo(f"note: {data.replay}", err=True)
         typer.echo(f"wrote {path} ({summary['bytes'] / 1e6:.1f} MB, {summary['gpu_models']} GPU models"
                    + (f", {summary['fit_rows']} fitting configurations" if job else "")
                    + (f", {summary['cost_rows']} job costs" if job and job.costs else "") + ")")  # fmt: skip

@@ -141,6 +141,24 @@ def test_export_writes_a_verifiable_snapshot(catalog_db, tmp_path):
     assert "scrape_runs.parquet: sha256 differs" in result.stdout
 
 
+def test_export_snapshots_read_as_hive_partitions_with_their_time(catalog_db, tmp_path):
+    """polars reads the snapshot folder as a UTC datetime partition (no try_parse_hive_dates=False)."""
+    from datetime import UTC, datetime
+
+    import polars as pl
+
+    from gpucat.export import export_snapshot
+    from warehouse import db
+
+    taken = datetime(2026, 12, 2, 1, 24, 6, tzinfo=UTC)
+    with db.connect(catalog_db, read_only=True) as con:
+        export_snapshot(con, tmp_path / "snaps", now=taken)
+        export_snapshot(con, tmp_path / "snaps", now=datetime(2026, 12, 3, tzinfo=UTC))
+    frame = pl.scan_parquet(tmp_path / "snaps" / "*" / "scrape_runs.parquet", hive_partitioning=True).collect()
+    assert frame.schema["snapshot"] == pl.Datetime("us", "UTC")
+    assert sorted(set(frame["snapshot"].to_list())) == [taken, datetime(2026, 12, 3, tzinfo=UTC)]
+
+
 def test_export_is_deterministic_for_the_same_data(catalog_db, tmp_path):
     from datetime import UTC, datetime
 

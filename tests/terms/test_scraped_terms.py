@@ -84,7 +84,8 @@ def test_cost_reads_the_merged_terms(con):
     from gpucat.cost.terms import load_terms
 
     terms = load_terms(con)
-    assert [(t.product, t.usd_per_gb_month) for t in terms.storage["aws"]] == [("block: EBS gp2 / EBS gp3", 0.1)]
+    # each product is a choice of its own: a job keeps its data on gp3 (the disk `providers` shows)
+    assert [(t.product, t.usd_per_gb_month) for t in terms.storage["aws"]] == [("block: EBS gp2", 0.1), ("block: EBS gp3", 0.08)]
     assert [(r["tier"], r["usd_per_gb"]) for r in terms.egress["azure"]][:2] == [(1, 0.0), (2, 0.087)]
 
 

@@ -25,3 +25,26 @@ FROM offer_versions AS o
 LEFT JOIN source_schedules AS s USING (source)
 LEFT JOIN scrape_runs AS r ON r.run_id = o.last_run_id
 WHERE o.valid_to IS NULL;
+
+-- The alias again, so its stored column list carries `replayed` on a file as on a lake.
+CREATE OR REPLACE VIEW offers AS
+SELECT * FROM current_offers;
+
+-- The storage a fine-tuning job can keep its dataset and checkpoints on, one row per product: the
+-- one rule `gpucat cost` prices and `gpucat providers` shows the cheapest of. A volume, network
+-- volume or block volume known to survive a stop or a terminate, or billed while stopped (a disk
+-- billed while its instance is stopped is kept), with a published price. Each product is its own
+-- choice (EBS gp3 next to gp2). Prices of one product by size ("Network volume (first 1 TB)" /
+-- "(above 1 TB)": the qualifier in brackets) carry no bounds here, so the highest is used: what a
+-- job's first GB pays. The kept rate is the stopped rate where one is published, else the rate
+-- (the full rate for storage that survives a terminate: it outlives the instance).
+CREATE OR REPLACE VIEW kept_storage AS
+SELECT provider, kind, regexp_replace(product, '\s*\(.*\)$', '') AS product,
+       max(usd_per_gb_month) AS usd_per_gb_month,
+       max(CASE WHEN persists_on_terminate IS TRUE THEN usd_per_gb_month
+                ELSE coalesce(usd_per_gb_month_stopped, usd_per_gb_month) END) AS usd_per_gb_month_kept
+FROM storage_terms
+WHERE kind IN ('volume', 'network_volume', 'block')
+  AND (persists_on_stop IS TRUE OR persists_on_terminate IS TRUE OR billed_while_stopped IS TRUE)
+  AND usd_per_gb_month IS NOT NULL
+GROUP BY provider, kind, regexp_replace(product, '\s*\(.*\)$', '');

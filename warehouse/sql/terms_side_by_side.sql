@@ -1,14 +1,13 @@
 -- Provider terms side by side: billing and spot from `providers`, the cheapest priced disk a job
--- can keep between runs (a volume, network volume or block volume not known to be lost on stop),
--- and internet egress (the first rate that charges after any free allowance; 0 only when the
--- free tier is unbounded, NULL when what follows a free allowance is unknown).
+-- can keep between runs (the view kept_storage, migration 080: the rule and the figure
+-- `gpucat cost` prices), and internet egress (the first rate that charges after any free
+-- allowance; 0 only when the free tier is unbounded, NULL when what follows a free allowance is
+-- unknown).
 -- $providers: VARCHAR[] filter (empty = all).
 WITH storage AS (
-    SELECT provider,
-           min(usd_per_gb_month) FILTER (WHERE kind IN ('volume', 'network_volume', 'block') AND persists_on_stop IS NOT FALSE)
-               AS persistent_storage_usd_per_gb_month,
-           min(verified_on) AS storage_verified_on
-    FROM storage_terms
+    SELECT provider, min(verified_on) AS storage_verified_on,
+           (SELECT min(k.usd_per_gb_month) FROM kept_storage AS k WHERE k.provider = t.provider) AS persistent_storage_usd_per_gb_month
+    FROM storage_terms AS t
     GROUP BY provider
 ),
 internet AS (
