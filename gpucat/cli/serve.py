@@ -32,11 +32,12 @@ def serve(
     dask_workers: DaskWorkersOption = None,
     dask_address: DaskAddressOption = None,
 ) -> None:
-    """Serve the refresh flow on a Prefect server: one deployment per schedule group.
+    """Serve the refresh flow on a Prefect server: one deployment per database, a schedule per group.
 
-    Needs $PREFECT_API_URL (start one with `prefect server start`). Each group of the schedules
-    file (live-stock hourly, price-lists every 6 h, rates daily by default) becomes a deployment
-    whose runs refresh its sources; stop with Ctrl-C. Without --db, runs write gpucat.duckdb in
+    Needs $PREFECT_API_URL (start one with `prefect server start`). The deployment is named after
+    the database, and each group of the schedules file (live-stock hourly, price-lists every 6 h,
+    rates daily by default) is one of its schedules; at most one refresh of the database runs at
+    a time, and a tick that comes meanwhile is cancelled, not queued. Stop with Ctrl-C. Without --db, runs write gpucat.duckdb in
     this command's working directory (or $GPUCAT_DB). With --dask or --dask-address, each run's
     steps run on Dask workers (a temporary local cluster per run, or the scheduler given).
     """
