@@ -14,14 +14,15 @@ misaligned rows. Underscore module: not a source.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from typing import IO
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, TypeVar
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 
 from schemas.errors import ParseError
 
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+T = TypeVar("T")
 _SPACE = re.compile(r"\s+")
 _USD = re.compile(r"\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)")
 _NUMBER = re.compile(r"^[0-9][0-9,]*(?:\.[0-9]+)?$")
@@ -74,6 +75,25 @@ def heading(root: Tag, wanted: str, what: str) -> Tag:
             return node
     found = [text(h) for h in root.find_all(HEADINGS)][:20]
     raise ParseError(f"{what}: no heading {wanted!r} (headings on the page: {found})")
+
+
+def read_section(root: Tag, wanted: str, what: str, read: Callable[[list[Tag]], T]) -> T:
+    """`read` over the section of the first heading titled `wanted` that it can read.
+
+    A page may repeat a heading's text (a menu, a mobile copy): each heading with the text is
+    tried in document order, and the first section `read` finds its table in wins. When none
+    does, the first section's error is raised, naming what it missed.
+    """
+    errors = []
+    for node in root.find_all(HEADINGS):
+        if same(text(node), wanted):
+            try:
+                return read(section(node))
+            except ParseError as exc:
+                errors.append(exc)
+    if errors:
+        raise errors[0]
+    return read(section(heading(root, wanted, what)))
 
 
 def section(head: Tag) -> list[Tag]:

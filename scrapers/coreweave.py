@@ -75,9 +75,7 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     what = f"CoreWeave {SECTION!r}"
     doc = _html.page(body, "CoreWeave pricing page")
-    nodes = _html.section(_html.heading(doc, SECTION, "CoreWeave pricing page"))
-    grids = _html.grids_by_headers(nodes, [NAME, COUNT, ON_DEMAND], what)
-    regions = _regions(nodes, grids, what)
+    grids, regions = _html.read_section(doc, SECTION, "CoreWeave pricing page", lambda nodes: _grids(nodes, what))
     no_spot: list[str] = []
     for grid, region in zip(grids, regions, strict=True):
         columns = {label: _html.column(grid.headers, label, f"{what}, {region}") for label in (NAME, COUNT, VRAM, VCPUS, RAM)}
@@ -86,6 +84,11 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
             yield from _row_items(cells, grid.headers, columns, markets, region, url, fetched_at, no_spot)
     if no_spot:
         yield Skipped("no_spot_market: the spot column reads 'N/A'", len(no_spot), tuple(no_spot[:5]), url)
+
+
+def _grids(nodes: list[Tag], what: str) -> tuple[list[_html.Grid], list[str]]:
+    grids = _html.grids_by_headers(nodes, [NAME, COUNT, ON_DEMAND], what)
+    return grids, _regions(nodes, grids, what)
 
 
 def _regions(nodes: list[Tag], grids: list[_html.Grid], what: str) -> list[str]:

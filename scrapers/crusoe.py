@@ -62,7 +62,8 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     doc = _html.page(body, "Crusoe pricing page")
     header, markets = _gpu_header(doc)
     everything = doc.find_all(class_=CARD)
-    cards = [card for card in everything if _header_above(card, header) is header]
+    # Cards under this header row, or under a copy of it (a page may repeat a header for another layout).
+    cards = [card for card in everything if (owner := _header_above(card, header)) is not None and header_text(owner) == header_text(header)]
     if not cards:
         raise ParseError(f"Crusoe GPU table {header_text(header)!r}: no GPU cards (.{CARD}) under the header row")
     for card in cards:

@@ -61,8 +61,9 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     what = f"Modal {SECTION!r} price list"
-    nodes = _html.section(_html.heading(_html.page(body, "Modal pricing page"), SECTION, "Modal pricing page"))
-    lines = _html.require(_price_lines(nodes), f"{what}: label and '$... / sec' pairs")
+    lines = _html.read_section(
+        _html.page(body, "Modal pricing page"), SECTION, "Modal pricing page", lambda nodes: _html.require(_price_lines(nodes), f"{what}: label and '$... / sec' pairs")
+    )
     for label, quote in lines:
         match = _PER_SECOND.match(quote)
         if match is None:

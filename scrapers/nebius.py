@@ -43,6 +43,7 @@ _BLOCK, _TITLE, _ROW, _CELL, _HEAD = (f"pc-highlight-table-block{part}" for part
 _JSON_BLOCK = re.compile(r'\{\s*"type"\s*:\s*"highlight-table-block"')
 _EFFECTIVE = re.compile(r"effective\s+([A-Z][a-z]+ \d{1,2}, \d{4})", re.IGNORECASE)
 _FROM = re.compile(r"^from\s+\$", re.IGNORECASE)
+_IN_CELL = re.compile(r"\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)\s+effective\s+([A-Za-z]+ \d{1,2}, \d{4})", re.IGNORECASE)
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _MARK = re.compile(r"\^[^^\s]*\^")
 _JS_ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|.)")
@@ -150,7 +151,7 @@ def _row_items(cells: list[str], headers: list[str], columns: dict[str, int], an
         if label not in columns:
             continue
         index = announced if market == "on_demand" and announced is not None else columns[label]
-        price, reason = _price(cells[index])
+        price, reason = _price(cells[index], fetched_at.date())
         if reason is not None:
             reasons.append(f"{market} {reason}")
             continue
@@ -183,12 +184,21 @@ def _row_items(cells: list[str], headers: list[str], columns: dict[str, int], an
         yield Rejected("offers", tuple(reasons), dict(zip(headers, cells, strict=True)))
 
 
-def _price(quote: str) -> tuple[float | None, str | None]:
-    """The firm price a cell states, or why it states none."""
-    if _FROM.match(quote):
-        return None, f"price_lower_bound: {quote!r} is the cheapest of several presets, not one offer's price"
-    reason = _html.not_a_price(quote)
-    return (None, reason) if reason is not None else (_html.usd(quote), None)
+def _price(quote: str, today: date) -> tuple[float | None, str | None]:
+    """The firm price a cell states (an announcement inside the cell, "$4.50 effective October 1,
+    2026", counts from its date on), or why it states none."""
+    announced = [(datetime.strptime(when.title(), "%B %d, %Y").date(), amount) for amount, when in _IN_CELL.findall(quote)]
+    current = _IN_CELL.sub("", quote).strip()
+    if _FROM.match(current):
+        return None, f"price_lower_bound: {current!r} is the cheapest of several presets, not one offer's price"
+    reason = _html.not_a_price(current)
+    if reason is not None:
+        return None, reason
+    price = _html.usd(current)
+    for effective, amount in sorted(announced):
+        if effective <= today:
+            price = float(amount.replace(",", ""))
+    return price, None
 
 
 class _Body:

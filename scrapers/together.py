@@ -53,10 +53,7 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     what = f"Together {SECTION!r} table"
-    nodes = _html.section(_html.heading(_html.page(body, "Together pricing page"), SECTION, "Together pricing page"))
-    if UNIT_NOTE not in _html.section_text(nodes).casefold():
-        raise ParseError(f"{what}: the note {UNIT_NOTE!r} that states the price unit is gone")
-    headers, rows = _html.table_by_headers(nodes, [HARDWARE, ON_DEMAND], what)
+    headers, rows = _html.read_section(_html.page(body, "Together pricing page"), SECTION, "Together pricing page", lambda nodes: _table(nodes, what))
     hardware, on_demand = _html.column(headers, HARDWARE, what), _html.column(headers, ON_DEMAND, what)
     for cells in _html.require(rows, f"{what} rows"):
         name, quote = _html.text(cells[hardware]), _html.text(cells[on_demand])
@@ -91,6 +88,12 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
             source_url=url,
             scraped_at=fetched_at,
         )
+
+
+def _table(nodes: list, what: str) -> tuple[list[str], list[list]]:
+    if UNIT_NOTE not in _html.section_text(nodes).casefold():
+        raise ParseError(f"{what}: the note {UNIT_NOTE!r} that states the price unit is gone")
+    return _html.table_by_headers(nodes, [HARDWARE, ON_DEMAND], what)
 
 
 SOURCE = Source(

@@ -223,3 +223,8 @@ def test_fetch_gets_the_pricing_page(tmp_path):
     [page] = coreweave.fetch(mock_fetcher(coreweave.SOURCE, handler, tmp_path))
     assert seen == [coreweave.URL]
     assert page.path.read_bytes() == BODY
+
+
+def test_a_heading_repeated_in_a_menu_is_passed_over_for_the_one_whose_section_holds_the_tables():
+    body = b"<nav><h2>On-demand GPU instances</h2><a href='#gpu'>GPU</a></nav>" + BODY
+    assert offer_ids(body) == offer_ids(BODY)

@@ -201,3 +201,11 @@ def test_fetch_gets_the_price_page(tmp_path):
     [page] = nebius.fetch(mock_fetcher(nebius.SOURCE, handler, tmp_path))
     assert seen == [nebius.URL]
     assert page.path.read_bytes() == BODY
+
+
+@pytest.mark.parametrize(("fetched", "h100"), [(datetime(2026, 9, 30, tzinfo=UTC), 3.85), (datetime(2026, 10, 2, tzinfo=UTC), 4.5)], ids=["before", "after"])
+def test_an_announcement_inside_a_rendered_cell_applies_from_its_date_on(fetched, h100):
+    content = [row[:] for row in gpu_table()]
+    content[6][4] = "$3.85 $4.50 effective October 1, 2026"  # NVIDIA HGX H100, on-demand
+    result = [i.as_row() for i in nebius.parse(_Bytes(rendered(content)), url="u", fetched_at=fetched) if hasattr(i, "offer_id")]
+    assert {r["offer_id"]: r["price"] for r in result}["NVIDIA HGX H100/on_demand"] == h100

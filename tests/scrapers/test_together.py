@@ -160,3 +160,9 @@ def test_fetch_gets_the_pricing_page(tmp_path):
     [page] = together.fetch(mock_fetcher(together.SOURCE, handler, tmp_path))
     assert seen == [together.URL]
     assert page.path.read_bytes() == BODY
+
+
+def test_a_heading_repeated_in_a_menu_is_passed_over_for_the_one_whose_section_holds_the_table():
+    body = b"<nav><h2>GPU Clusters</h2><a href='#gpu-clusters'>See prices</a></nav>" + BODY
+    got = sorted(r["offer_id"] for r in parse_bytes("together", body) if isinstance(r, dict))
+    assert got == sorted(o["offer_id"] for o in offers(items()))
