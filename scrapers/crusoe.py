@@ -86,10 +86,11 @@ def _gpu_header(doc: BeautifulSoup) -> tuple[Tag, list[str]]:
         if len(labels) < 2 or not any(_html.same(labels[0], first) for first in FIRST_COLUMNS):
             continue
         markets = [_market(text) for text in labels[1:]]
+        if "on_demand" not in markets:
+            continue  # another table's header ("GPU type | Price per hour"): not the rental table
         if None in markets:
             raise ParseError(f"Crusoe GPU table: column {labels[1 + markets.index(None)]!r} is neither on-demand nor spot (header: {labels})")
-        if "on_demand" in markets:
-            return node, markets
+        return node, markets
     raise ParseError(f"Crusoe pricing page: no header row 'GPU model' | 'On-demand' | '... spot' above the GPU cards")
 
 

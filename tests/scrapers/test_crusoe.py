@@ -152,10 +152,11 @@ def test_a_price_that_is_not_per_gpu_hour_is_rejected_not_guessed(quote, reason)
         (b'class="pricing_gpu-item"', b'class="pricing_card"', r"no GPU cards \(.pricing_gpu-item\) under the header row"),
         (b'<div class="pricing-heading is-d">Current spot</div>', b'<div class="pricing-heading is-d">Reserved</div>', "column 'Reserved' is neither on-demand nor spot"),
         (b'<div class="pricing-heading is-d">GPU model</div>', b'<div class="pricing-heading is-d">Accelerator</div>', "no header row 'GPU model'"),
+        (b'<div class="pricing-heading is-d">On-demand</div><div class="pricing-heading is-d">Current spot</div>', b'<div class="pricing-heading is-d">Hourly</div><div class="pricing-heading is-d">Current spot</div>', "no header row 'GPU model'"),
         (b'<h4 class="pricing-item-heading">NVIDIA H100</h4>', b"<h4>NVIDIA H100</h4>", r"GPU card without a heading \(.pricing-item-heading\)"),
         (b'<div class="pricing-rich w-richtext"><p>$3.90/GPU-hr</p></div>', b"", "has 1 price blocks for columns"),
     ],
-    ids=["cards-renamed", "column-label-renamed", "first-column-renamed", "heading-gone", "price-block-gone"],
+    ids=["cards-renamed", "column-label-renamed", "first-column-renamed", "on-demand-renamed", "heading-gone", "price-block-gone"],
 )
 def test_a_changed_layout_fails_loudly_naming_what_it_missed(old, new, message):
     body = BODY.replace(old, new)
