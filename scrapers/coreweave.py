@@ -1,13 +1,23 @@
-"""CoreWeave's public pricing page: on-demand GPU instances per region, whole-node prices, spot beside them.
+"""CoreWeave's public pricing page: on-demand and spot GPU node prices, one table per region.
 
-The page is server-rendered (Webflow). Under the heading "On-demand GPU instances" a region label
-("Region: North America") precedes a grid whose header row names the columns ("GPU Count",
-"Instance Price Per Hour", ...); each row is one node type. Prices are per instance-hour
+The page is server-rendered (Webflow). Under the heading "On-demand GPU instances" each region has
+a label ("REGION: NORTH AMERICA", "REGION: EUROPE") and a grid whose header row names the columns:
+"GPU Model", "GPU Count", "VRAM (GB)", "vCPUs", "System RAM (GB)", "Local Storage (TB)",
+"On-Demand Price (Per Hour)", "Spot Price (Per Hour)" and, in North America only, an inference price
+(footnote 2: for inference-platform customers only, so never read). Prices are per instance-hour
 for the whole node; the GPU price includes the host's vCPUs, RAM and local storage
-(docs.coreweave.com/resources/billing-and-charges). A spot price, where offered, sits in the price
-cell as "Spot Price: $19.71 / Hour". "Contact sales" is not a price: that market is rejected,
-while the other market of the same row may still be an offer (HGX B300: on-demand by contact,
-spot priced). CPU instances are a separate section and never read.
+(docs.coreweave.com/resources/billing-and-charges). Traps the real page carries (capture of
+2026-08-22, fixtures/coreweave/coreweave/NOTES.md):
+
+- The region label and the grid sit outside the heading's parent, so the parser reads the whole
+  section the heading opens, in document order: each grid belongs to the region label before it.
+- Each row repeats its values in cells for the mobile layout, so a row has more cells than the
+  header; only the cells of the header cells' kind are columns.
+- GPU counts carry a footnote marker: "4^1" as served, "4<sup>1</sup>" once the page's script runs.
+- "Contact sales" is not a price: that market is rejected, while the other market of the same row
+  may still be an offer (HGX B300: on-demand by contact, spot priced). "N/A" in the spot column
+  means no spot market for that node: counted as skipped, not rejected.
+- The CPU section below reuses the same grid markup and region labels; it is never read.
 """
 
 from __future__ import annotations
@@ -20,16 +30,17 @@ from typing import IO
 from bs4 import Tag
 
 from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from scrapers import _html
 from scrapers.base import Fetcher, Source
 
 HOST = "www.coreweave.com"
 URL = f"https://{HOST}/pricing"
 SECTION = "On-demand GPU instances"
-NAME, COUNT, VRAM, VCPUS, RAM, PRICE = "Instance", "GPU Count", "VRAM (GB)", "vCPUs", "System RAM (GB)", "Instance Price Per Hour"
-_REGION = re.compile(r"^Region:\s*(.+)$")
-_SPOT = re.compile(r"Spot Price:\s*(\$\s*[0-9][0-9,]*(?:\.[0-9]+)?)\s*/\s*Hour", re.IGNORECASE)
+NAME, COUNT, VRAM, VCPUS, RAM = "GPU Model", "GPU Count", "VRAM (GB)", "vCPUs", "System RAM (GB)"
+ON_DEMAND, SPOT = "On-Demand Price (Per Hour)", "Spot Price (Per Hour)"
+MARKETS = {ON_DEMAND: "on_demand", SPOT: "spot"}
+_REGION = re.compile(r"^region\s*:\s*(.{1,40})$", re.IGNORECASE)
 
 # Page name -> canonical gpu_model. "NVIDIA A100" rows are 8 x A100 80GB HGX nodes: "The A100 HGX
 # nodes are each equipped with 8x NVIDIA A100 80GB" (docs.coreweave.com/networking/hpc-interconnect),
@@ -62,35 +73,52 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    what = f"CoreWeave {SECTION!r}"
     doc = _html.page(body, "CoreWeave pricing page")
-    section = _html.heading(doc, SECTION, "CoreWeave pricing page").parent
-    region = _region(section)
-    headers, rows = _html.grid_by_headers(section, [COUNT, PRICE], f"CoreWeave {SECTION!r}")
-    columns = {label: _html.column(headers, label, f"CoreWeave {SECTION!r}") for label in (COUNT, VRAM, VCPUS, RAM, PRICE)}
-    _html.require(rows, f"CoreWeave {SECTION!r} rows")
-    for cells in rows:
-        yield from _row_items(cells, headers, columns, region, url, fetched_at)
+    grids, regions = _html.read_section(doc, SECTION, "CoreWeave pricing page", lambda nodes: _grids(nodes, what))
+    no_spot: list[str] = []
+    for grid, region in zip(grids, regions, strict=True):
+        columns = {label: _html.column(grid.headers, label, f"{what}, {region}") for label in (NAME, COUNT, VRAM, VCPUS, RAM)}
+        markets = {market: i for i, header in enumerate(grid.headers) for label, market in MARKETS.items() if _html.same(header, label)}
+        for cells in _html.require(grid.rows, f"{what}, {region} rows"):
+            yield from _row_items(cells, grid.headers, columns, markets, region, url, fetched_at, no_spot)
+    if no_spot:
+        yield Skipped("no_spot_market: the spot column reads 'N/A'", len(no_spot), tuple(no_spot[:5]), url)
 
 
-def _region(section: Tag) -> str:
-    for string in section.find_all(string=_REGION):
-        return _REGION.match(string.strip()).group(1).strip()
-    raise ParseError(f"CoreWeave {SECTION!r}: no 'Region: ...' label")
+def _grids(nodes: list[Tag], what: str) -> tuple[list[_html.Grid], list[str]]:
+    grids = _html.grids_by_headers(nodes, [NAME, COUNT, ON_DEMAND], what)
+    return grids, _regions(nodes, grids, what)
 
 
-def _row_items(cells: list[Tag], headers: list[str], columns: dict[str, int], region: str, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    name = _html.text(cells[0])
+def _regions(nodes: list[Tag], grids: list[_html.Grid], what: str) -> list[str]:
+    """The region label that precedes each grid in the section."""
+    starts = {id(grid.header_row): grid for grid in grids}
+    found: dict[int, str] = {}
+    region = None
+    for node in nodes:
+        match = _REGION.match(_html.text(node))
+        if match and not any(isinstance(c, Tag) and _REGION.match(_html.text(c)) for c in node.children):
+            region = match.group(1).strip()
+        if id(node) in starts:
+            if region is None:
+                raise ParseError(f"{what}: no 'Region: ...' label before the table headed {starts[id(node)].headers}")
+            found[id(node)] = region
+    return [found[id(grid.header_row)] for grid in grids]
+
+
+def _row_items(cells: list[Tag], headers: list[str], columns: dict[str, int], markets: dict[str, int], region: str, url: str, fetched_at: datetime, no_spot: list[str]) -> Iterator[ParseItem]:
+    name = _html.text(cells[columns[NAME]])
     row = {header: _html.text(cell) for header, cell in zip(headers, cells, strict=True)} | {"region": region}
-    price_cell = _html.text(cells[columns[PRICE]])
-    spot = _SPOT.search(price_cell)
-    quotes = {"on_demand": price_cell[: spot.start()].strip() if spot else price_cell, "spot": spot.group(1) if spot else None}
     count = _html.number(_html.own_text(cells[columns[COUNT]]))
-    for market, quote in quotes.items():
-        if quote is None:
-            continue  # no spot market on this row
+    for market, index in markets.items():
+        quote = _html.text(cells[index])
+        if market == "spot" and _html.blank(quote):
+            no_spot.append(f"{region}: {name}")
+            continue
         reason = _html.not_a_price(quote)
         if reason is None and not count:
-            reason = f"no_gpu_count: {row[COUNT]!r}"
+            reason = f"no_gpu_count: {row[headers[columns[COUNT]]]!r}"
         if reason is not None:
             yield Rejected("offers", (f"{market} {reason}",), row)
             continue

@@ -1,4 +1,4 @@
-"""Lambda's public instances page: the keyless source of Lambda's on-demand prices.
+"""Lambda's public pricing page: the keyless source of Lambda's on-demand instance prices.
 
 Lambda's API (`lambda-instance-types`) needs LAMBDA_API_KEY, and a key needs a payment method
 on file (shared/reference/providers.md, Lambda). This page needs nothing: it is the API's
@@ -6,11 +6,18 @@ fallback (`fallback_for`), fetched only when the API's last run was skipped (no 
 and whichever of the two loads retires the other's current offers, so Lambda's offers never
 carry two prices from two sources. Its offer_ids start with "page/".
 
-The page (lambda.ai/instances, server-rendered) has one tab per instance size ("8x", "4x", "2x",
-"1x"), each tab button labelling a tabpanel (aria-labelledby) that holds a <table> with the
-header row "Plan | VRAM/GPU | vCPUs | RAM | STORAGE | PRICE/GPU/HR*". The price is per GPU-hour,
-so an 8x instance costs 8 times the figure; the GPU count comes from the tab's label. vCPUs and
-RAM are for the whole instance. The asterisk's footnote says prices exclude sales tax.
+The page (lambda.ai/pricing, server-rendered HubSpot islands) has ARIA tab lists: each tab button
+(role=tab) labels a panel (role=tabpanel, aria-labelledby) holding a <table>. Under "Instances
+pricing" the tabs are instance sizes, "8x", "4x", "2x", "1x", and each table has the header row
+"Plan | VRAM/GPU | vCPUs | RAM | STORAGE | PRICE/GPU/HR*". The price is per GPU-hour, so an 8x
+instance costs 8 times the figure; the GPU count comes from the tab's label. vCPUs and RAM are for
+the whole instance. The asterisk's footnote says prices exclude sales tax/VAT/GST.
+
+Traps the real page carries (capture of 2026-08-22, fixtures/lambda/lambda-page/NOTES.md): the
+"1-Click Clusters" tabs above ("NVIDIA HGX B200", "NVIDIA H100") use the same tab and table markup
+for committed multi-node clusters priced by duration. A tab whose label is not an instance size is
+skipped and its rows counted, never read and never a reason to abort the page; a page with no
+instance-size tab at all still fails. Hidden panels (the `hidden` attribute) are read.
 """
 
 from __future__ import annotations
@@ -20,17 +27,17 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO
 
-from bs4 import Tag
+from bs4 import BeautifulSoup, Tag
 
 from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
+from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from schemas.units import gb_from_gib
 from scrapers import _html
 from scrapers.base import Fetcher, Source
 
 HOST = "lambda.ai"
-URL = f"https://{HOST}/instances"
-PLAN, VRAM, VCPUS, RAM, PRICE = "Plan", "VRAM/GPU", "vCPUs", "RAM", "PRICE/GPU/HR*"
+URL = f"https://{HOST}/pricing"
+PLAN, VRAM, VCPUS, RAM, PRICE = "Plan", "VRAM/GPU", "vCPUs", "RAM", "PRICE/GPU/HR"
 _SIZE = re.compile(r"^(\d+)\s*x$", re.IGNORECASE)
 _GB = re.compile(r"^(\d+(?:\.\d+)?)\s*GB$")
 _GIB = re.compile(r"^(\d+(?:\.\d+)?)\s*GiB$")
@@ -43,9 +50,11 @@ GPU_PLANS: dict[tuple[str, float], str] = {
     ("NVIDIA H100 PCIe", 80.0): "H100-PCIe",
     ("NVIDIA A100 SXM", 80.0): "A100-SXM4-80GB",
     ("NVIDIA A100 SXM", 40.0): "A100-SXM4-40GB",
+    ("NVIDIA A100 PCIe", 40.0): "A100-PCIe-40GB",
     ("NVIDIA GH200", 96.0): "GH200",
     ("NVIDIA A6000", 48.0): "RTX-A6000",
     ("NVIDIA A10", 24.0): "A10",
+    ("NVIDIA Quadro RTX 6000", 24.0): "Quadro-RTX-6000",
 }
 # Plans whose GPU comes in more than one canonical form factor, with none named.
 AMBIGUOUS_PLANS: dict[str, str] = {"NVIDIA Tesla V100": "V100-SXM2-16GB or V100-PCIe-16GB"}
@@ -56,24 +65,39 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    doc = _html.page(body, "Lambda instances page")
-    panels = _html.require(doc.find_all(attrs={"role": "tabpanel"}), "Lambda instances page: instance-size tabs (role=tabpanel)")
+    doc = _html.page(body, "Lambda pricing page")
+    panels = _html.require(doc.find_all(attrs={"role": "tabpanel"}), "Lambda pricing page: tab panels (role=tabpanel)")
+    sizes = 0
+    other_tabs: list[str] = []
+    other_rows = 0
     for panel in panels:
-        count = _panel_size(doc, panel)
-        what = f"Lambda instances page, {count}x tab"
+        tab = _tab_label(doc, panel)
+        size = _SIZE.match(tab)
+        if size is None:
+            other_tabs.append(tab)
+            other_rows += sum(1 for tr in panel.find_all("tr") if tr.find("td") is not None)
+            continue
+        sizes += 1
+        count = int(size.group(1))
+        what = f"Lambda pricing page, {count}x tab"
         headers, rows = _html.table_by_headers(panel, [PLAN, VRAM, PRICE], what)
         columns = {label: _html.column(headers, label, what) for label in (PLAN, VRAM, VCPUS, RAM, PRICE)}
         for cells in _html.require(rows, f"{what} rows"):
             yield _item({label: _html.text(cells[i]) for label, i in columns.items()}, count, url, fetched_at)
+    if not sizes:
+        raise ParseError(f"Lambda pricing page: no instance-size tab ('8x', '4x', ...) among the tabs {other_tabs}")
+    if other_tabs:
+        yield Skipped("not_instance_tab: a tab that is not an instance size ('Nx'), e.g. 1-Click Clusters", other_rows, tuple(other_tabs[:5]), url)
 
 
-def _panel_size(doc: Tag, panel: Tag) -> int:
-    """GPUs per instance in a tab: the label of the tab button that names the panel ("8x")."""
+def _tab_label(doc: BeautifulSoup, panel: Tag) -> str:
+    """The label of the tab button that names the panel (aria-labelledby, or the tab's aria-controls)."""
     tab = doc.find(id=panel.get("aria-labelledby")) if panel.get("aria-labelledby") else None
-    match = _SIZE.match(_html.text(tab)) if tab is not None else None
-    if match is None:
-        raise ParseError(f"Lambda instances page: tabpanel {panel.get('id')!r} has no 'Nx' tab label")
-    return int(match.group(1))
+    if tab is None and panel.get("id"):
+        tab = doc.find(attrs={"role": "tab", "aria-controls": panel.get("id")})
+    if tab is None:
+        raise ParseError(f"Lambda pricing page: tabpanel {panel.get('id')!r} has no tab button naming it")
+    return _html.text(tab)
 
 
 def _item(row: dict[str, str], count: int, url: str, fetched_at: datetime) -> ParseItem:
@@ -117,7 +141,7 @@ SOURCE = Source(
     name="lambda-page",
     fallback_for="lambda-instance-types",
     provider="lambda",
-    description="Lambda instances page: per-GPU-hour on-demand prices per instance size; keyless fallback to the API (HTML)",
+    description="Lambda pricing page: per-GPU-hour on-demand prices per instance size; keyless fallback to the API (HTML)",
     tables=("offers",),
     hosts=frozenset({HOST}),
     fetch=fetch,

@@ -1,6 +1,7 @@
 """Modal's pricing page, "GPU Tasks": serverless GPUs priced per GPU-second.
 
-Under the heading "GPU Tasks" each line pairs a label ("Nvidia H100 SXM5") with a price
+In the part of the page the heading "GPU Tasks" opens (read as a section, in document order,
+however the markup nests the heading), each line pairs a label ("Nvidia H100 SXM5") with a price
 ("$0.001097 / sec"). The offers table prices by the hour, so the parser converts explicitly:
 `price` = per-second price x 3,600, `price_unit` = gpu_hour, and the instance type keeps the
 quoted figure ("Nvidia H100 SXM5 at $0.001097/s") so nothing is hidden. A price in any other unit
@@ -23,6 +24,8 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO
+
+from bs4 import Tag
 
 from schemas.records import Offer, Page, ParseItem, Rejected
 from schemas.units import SECONDS_PER_HOUR
@@ -58,8 +61,9 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     what = f"Modal {SECTION!r} price list"
-    group = _html.heading(_html.page(body, "Modal pricing page"), SECTION, "Modal pricing page").parent
-    lines = _html.require(_price_lines(group), f"{what}: label and '$... / sec' pairs")
+    lines = _html.read_section(
+        _html.page(body, "Modal pricing page"), SECTION, "Modal pricing page", lambda nodes: _html.require(_price_lines(nodes), f"{what}: label and '$... / sec' pairs")
+    )
     for label, quote in lines:
         match = _PER_SECOND.match(quote)
         if match is None:
@@ -98,11 +102,11 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         )
 
 
-def _price_lines(group) -> list[tuple[str, str]]:
-    """(label, price) for each element under the group holding exactly a label and a price."""
+def _price_lines(nodes: list[Tag]) -> list[tuple[str, str]]:
+    """(label, price) for each element of the section holding exactly a label and a price."""
     lines = []
-    for node in group.find_all(True):
-        parts = [child for child in node.children if getattr(child, "name", None)]
+    for node in nodes:
+        parts = _html.children(node)
         if len(parts) == 2 and _html.text(parts[1]).startswith("$"):
             lines.append((_html.text(parts[0]), _html.text(parts[1])))
     return lines

@@ -1,13 +1,21 @@
 """Together AI's pricing page, GPU Clusters section: on-demand HGX clusters priced per GPU-hour.
 
-The page has several tables. Only the one under the heading "GPU Clusters" is GPU rental: the
-"Dedicated Inference" table has the same row names ("NVIDIA HGX H100 $5.49 Contact sales") but
-prices a managed model endpoint, not a machine, so it is never read. The clusters table says
-"All prices per gpu per hour" above it; the parser checks that sentence, because the price unit
-is the whole difference between $3.99 and $31.92. Columns: "Hardware", "On-demand", then one
-column per reservation length. Reserved terms are not a market the offers table models
-(on_demand | spot), so only the on-demand column is read; its "Contact sales"/blank cells are
-rejected, never 0.
+The page has several tables. Only the ones under the heading "GPU Clusters" are GPU rental: the
+"Dedicated Inference" table above it has the same row names ("NVIDIA HGX B200 $8.99") but prices a
+managed model endpoint, not a machine, so it is never read. The section says "All prices are per
+GPU per hour" above its table; the parser checks that sentence, because the price unit is the whole
+difference between $3.99 and $31.92. Reserved terms are not a market the offers table models
+(on_demand | spot), so only the on-demand column is read; its "Contact us"/dash cells are rejected,
+never 0.
+
+Traps the real page carries (capture of 2026-08-22, fixtures/together/together/NOTES.md):
+- The heading sits alone in an accordion toggle: the unit sentence and the table are later
+  siblings of its parent, so the parser reads the whole section the heading opens.
+- The header has two rows: "Hardware" (rowspan 2), "ON-Demand" over "Pay as you go", and
+  "Reserved" (colspan 4) over four durations; body rows with "Contact us" span all four.
+- Body rows sit inside CMS wrappers (`div role=listitem`) inside <tbody>, not directly under it.
+- A hidden duplicate table ("Hardware | Hourly") sits first in the section; it has no on-demand
+  column, so the table with one is the one read.
 
 Clusters come in multiples of 8 GPUs ("This must be multiple of 8", docs.together.ai/api-reference/
 gpuclusterservice/create-gpu-cluster), so each offer is one 8-GPU HGX node at the per-GPU price.
@@ -35,6 +43,7 @@ GPU_NAMES: dict[str, str] = {
     "NVIDIA HGX H100": "H100-SXM",
     "NVIDIA HGX H200": "H200-SXM",
     "NVIDIA HGX B200": "B200",
+    "NVIDIA HGX B300": "B300",
 }
 
 
@@ -44,10 +53,7 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     what = f"Together {SECTION!r} table"
-    section = _html.heading(_html.page(body, "Together pricing page"), SECTION, "Together pricing page").parent
-    if UNIT_NOTE not in _html.text(section).casefold():
-        raise ParseError(f"{what}: the note {UNIT_NOTE!r} that states the price unit is gone")
-    headers, rows = _html.table_by_headers(section, [HARDWARE, ON_DEMAND], what)
+    headers, rows = _html.read_section(_html.page(body, "Together pricing page"), SECTION, "Together pricing page", lambda nodes: _table(nodes, what))
     hardware, on_demand = _html.column(headers, HARDWARE, what), _html.column(headers, ON_DEMAND, what)
     for cells in _html.require(rows, f"{what} rows"):
         name, quote = _html.text(cells[hardware]), _html.text(cells[on_demand])
@@ -82,6 +88,12 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
             source_url=url,
             scraped_at=fetched_at,
         )
+
+
+def _table(nodes: list, what: str) -> tuple[list[str], list[list]]:
+    if UNIT_NOTE not in _html.section_text(nodes).casefold():
+        raise ParseError(f"{what}: the note {UNIT_NOTE!r} that states the price unit is gone")
+    return _html.table_by_headers(nodes, [HARDWARE, ON_DEMAND], what)
 
 
 SOURCE = Source(

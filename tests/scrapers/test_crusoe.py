@@ -1,3 +1,11 @@
+"""Crusoe's pricing page, on a real capture (2026-08-22, fixtures/crusoe/crusoe/NOTES.md).
+
+Traps the real markup sets: the header "GPU model | On-demand | Current spot"; the GPU card class
+reused by the CPU, storage, Kubernetes, fine-tuning, inference and Self-Serve Deployments cards
+(one of which is a lookalike "NVIDIA H100 80GB HGX" endpoint at $5.50); an empty form-factor tag;
+"Contact sales" in both markets. A changed layout still fails naming what it missed.
+"""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -6,20 +14,15 @@ import httpx
 import pytest
 
 from schemas.errors import ParseError
+from schemas.records import Rejected, Skipped
 from scrapers import crusoe
-from tests.scrapers.helpers import (
-    by_id,
-    fixture_path,
-    mock_fetcher,
-    offers,
-    parse_bytes,
-    parse_fixture,
-    rejected,
-)
+from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, offers, parse_bytes, parse_fixture, rejected, skipped
 
 FIXTURE = "crusoe/crusoe/pricing.html"
 BODY = fixture_path(FIXTURE).read_bytes()
 CONTACT = "no_price: 'Contact sales' is a sales contact, not a price"
+NOT_GPU = "not_gpu_rental: a card outside the GPU model / On-demand / spot table"
+H100_SPOT = BODY[BODY.index(b"<p>$3.90/GPU-hr</p>") :].split(b"Contact sales</a></p>", 1)[0] + b"Contact sales</a></p>"
 
 
 def items():
@@ -58,23 +61,43 @@ def test_whole_record_h100_hgx_on_demand():
         "fabric": None,
         "fabric_gbps": None,
         "source_url": "https://www.crusoe.ai/cloud/pricing",
-        "scraped_at": datetime(2026, 11, 20, 6, 1, 2, tzinfo=UTC),
+        "scraped_at": datetime(2026, 8, 22, tzinfo=UTC),
     }
 
 
-def test_every_offer_with_form_factor_from_the_card_tags():
-    got = sorted((o["offer_id"], o["gpu_model"], o["price"]) for o in offers(items()))
+def test_every_gpu_card_under_the_gpu_model_header_with_form_factor_from_its_tags():
+    got = sorted((o["offer_id"], o["gpu_model"], o["gpu_memory_gb"], o["usd_per_gpu_hour"]) for o in offers(items()))
     assert got == [
-        ("AMD MI300X 192GB/on_demand", "MI300X", 3.45),
-        ("NVIDIA A100 80GB PCIe/on_demand", "A100-PCIe-80GB", 2.0),
-        ("NVIDIA A100 80GB SXM/on_demand", "A100-SXM4-80GB", 2.3),
-        ("NVIDIA H100 80GB HGX/on_demand", "H100-SXM", 3.9),
-        ("NVIDIA H200 141GB HGX/on_demand", "H200-SXM", 4.29),
-        ("NVIDIA L40S 48GB/on_demand", "L40S", 1.5),
+        ("AMD MI300X 192GB/on_demand", "MI300X", 192.0, 3.45),
+        ("NVIDIA A100 80GB PCIe/on_demand", "A100-PCIe-80GB", 80.0, 2.0),
+        ("NVIDIA A100 80GB SXM/on_demand", "A100-SXM4-80GB", 80.0, 2.3),
+        ("NVIDIA H100 80GB HGX/on_demand", "H100-SXM", 80.0, 3.9),
+        ("NVIDIA H200 141GB HGX/on_demand", "H200-SXM", 141.0, 4.29),
+        # The L40S card's form-factor tag is present but empty ("w-dyn-bind-empty").
+        ("NVIDIA L40S 48GB/on_demand", "L40S", 48.0, 1.5),
     ]
 
 
-def test_contact_sales_is_rejected_with_its_reason_never_priced_zero():
+def test_cards_of_the_other_tables_are_skipped_and_counted_never_priced():
+    got = items()
+    # CPU 2, storage 4, Kubernetes 1, fine-tuning 4, serverless inference 18, Self-Serve Deployments 2.
+    assert skipped(got) == {NOT_GPU: 31}
+    [skip] = [i for i in got if isinstance(i, Skipped)]
+    assert skip.examples == (
+        "CPU instances pricing: General-purpose",
+        "CPU instances pricing: Storage-optimized",
+        "Storage pricing: Persistent disks",
+        "Storage pricing: Shared disks",
+        "Storage pricing: Container registry usage",
+    )
+    # The Self-Serve Deployments "NVIDIA H100 80GB HGX" card ($5.50 a managed endpoint-hour) and the
+    # per-vCPU CPU prices never become offers.
+    assert BODY.count(b"<p>$5.50</p>") == 1
+    assert [o["price"] for o in offers(got) if "H100" in o["offer_id"]] == [3.9]
+    assert not [o for o in offers(got) if o["price"] in (5.5, 6.0, 0.04, 0.09)]
+
+
+def test_contact_sales_is_rejected_per_card_naming_each_market_never_priced_zero():
     assert [(r.row["name"], r.row["tags"], r.reasons) for r in rejected(items())] == [
         ("NVIDIA GB200", ["186GB", "NVL72"], ("on_demand " + CONTACT, "spot " + CONTACT)),
         ("NVIDIA B200", ["180GB", "HGX"], ("on_demand " + CONTACT, "spot " + CONTACT)),
@@ -83,8 +106,27 @@ def test_contact_sales_is_rejected_with_its_reason_never_priced_zero():
         ("NVIDIA A100", ["80GB", "SXM"], ("spot " + CONTACT,)),
         ("NVIDIA A100", ["80GB", "PCIe"], ("spot " + CONTACT,)),
         ("NVIDIA L40S", ["48GB"], ("spot " + CONTACT,)),
+        ("AMD MI355X", ["288GB"], ("on_demand " + CONTACT, "spot " + CONTACT)),
         ("AMD MI300X", ["192GB"], ("spot " + CONTACT,)),
     ]
+
+
+def test_the_current_spot_column_is_the_spot_market_when_it_holds_a_price():
+    body = BODY.replace(H100_SPOT, b"<p>$3.90/GPU-hr</p></div><div class=\"pricing-rich w-richtext\"><p>$1.60/GPU-hr</p>", 1)
+    assert body != BODY
+    spot = [r for r in parse_bytes("crusoe", body) if isinstance(r, dict) and r["market"] == "spot"]
+    assert [(r["offer_id"], r["price"]) for r in spot] == [("NVIDIA H100 80GB HGX/spot", 1.6)]
+
+
+@pytest.mark.parametrize(
+    ("header", "markets"),
+    [(b"Current spot", ("on_demand", "spot")), (b"Spot", ("on_demand", "spot")), (b"  CURRENT   SPOT ", ("on_demand", "spot"))],
+    ids=["as-served", "plain", "case-and-space"],
+)
+def test_the_column_labels_match_case_and_whitespace_insensitively(header, markets):
+    body = BODY.replace(b'<div class="pricing-heading is-d">Current spot</div>', b'<div class="pricing-heading is-d">' + header + b"</div>", 1)
+    [gb200] = [r for r in parse_bytes("crusoe", body) if isinstance(r, Rejected) and r.row["name"] == "NVIDIA GB200"]
+    assert tuple(reason.split()[0] for reason in gb200.reasons) == markets
 
 
 @pytest.mark.parametrize(
@@ -100,25 +142,21 @@ def test_contact_sales_is_rejected_with_its_reason_never_priced_zero():
 def test_a_price_that_is_not_per_gpu_hour_is_rejected_not_guessed(quote, reason):
     result = parse_bytes("crusoe", BODY.replace(b"<p>$3.90/GPU-hr</p>", f"<p>{quote}</p>".encode()))
     assert "NVIDIA H100 80GB HGX/on_demand" not in [r["offer_id"] for r in result if isinstance(r, dict)]
-    [h100] = [r for r in result if not isinstance(r, dict) and r.row["name"] == "NVIDIA H100"]
+    [h100] = [r for r in result if isinstance(r, Rejected) and r.row["name"] == "NVIDIA H100"]
     assert h100.reasons == (reason, "spot " + CONTACT)
-
-
-def test_spot_prices_become_spot_offers_when_the_page_has_them():
-    body = BODY.replace(b'<div class="pricing-rich w-richtext"><p>$3.90/GPU-hr</p></div>\n        <div class="pricing-rich w-richtext"><p><a href="/contact">Contact sales</a></p></div>', b'<div class="pricing-rich w-richtext"><p>$3.90/GPU-hr</p></div>\n        <div class="pricing-rich w-richtext"><p>$1.60/GPU-hr</p></div>')
-    spot = [r for r in parse_bytes("crusoe", body) if isinstance(r, dict) and r["market"] == "spot"]
-    assert [(r["offer_id"], r["price"]) for r in spot] == [("NVIDIA H100 80GB HGX/spot", 1.6)]
 
 
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        (b'class="pricing_gpu-item', b'class="pricing_card', r"GPU cards \(.pricing_gpu-item\): nothing found"),
-        (b'<div class="pricing_gpu-head-cell">Spot</div>', b'<div class="pricing_gpu-head-cell">Reserved</div>', "no header row labelling the columns"),
+        (b'class="pricing_gpu-item"', b'class="pricing_card"', r"no GPU cards \(.pricing_gpu-item\) under the header row"),
+        (b'<div class="pricing-heading is-d">Current spot</div>', b'<div class="pricing-heading is-d">Reserved</div>', "column 'Reserved' is neither on-demand nor spot"),
+        (b'<div class="pricing-heading is-d">GPU model</div>', b'<div class="pricing-heading is-d">Accelerator</div>', "no header row 'GPU model'"),
+        (b'<div class="pricing-heading is-d">On-demand</div><div class="pricing-heading is-d">Current spot</div>', b'<div class="pricing-heading is-d">Hourly</div><div class="pricing-heading is-d">Current spot</div>', "no header row 'GPU model'"),
         (b'<h4 class="pricing-item-heading">NVIDIA H100</h4>', b"<h4>NVIDIA H100</h4>", r"GPU card without a heading \(.pricing-item-heading\)"),
         (b'<div class="pricing-rich w-richtext"><p>$3.90/GPU-hr</p></div>', b"", "has 1 price blocks for columns"),
     ],
-    ids=["cards-renamed", "column-label-renamed", "heading-gone", "price-block-gone"],
+    ids=["cards-renamed", "column-label-renamed", "first-column-renamed", "on-demand-renamed", "heading-gone", "price-block-gone"],
 )
 def test_a_changed_layout_fails_loudly_naming_what_it_missed(old, new, message):
     body = BODY.replace(old, new)
@@ -134,7 +172,6 @@ def test_fetch_gets_the_pricing_page(tmp_path):
         seen.append(str(request.url))
         return httpx.Response(200, content=BODY, headers={"content-type": "text/html"})
 
-    source = crusoe.SOURCE
-    [page] = crusoe.fetch(mock_fetcher(source, handler, tmp_path))
+    [page] = crusoe.fetch(mock_fetcher(crusoe.SOURCE, handler, tmp_path))
     assert seen == [crusoe.URL]
     assert page.path.read_bytes() == BODY

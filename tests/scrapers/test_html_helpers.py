@@ -73,3 +73,51 @@ def test_a_page_past_the_html_limit_is_refused_before_parsing(monkeypatch):
         _html.page(body, "a huge page")
     assert body.tell() == _html.MAX_HTML_BYTES + 1  # read no further than the limit
     assert BeautifulSoup is not never
+
+
+def doc(markup: str):
+    return _html.page(io.BytesIO(markup.encode()), "test page")
+
+
+@pytest.mark.parametrize(("markup", "plain"), [("4^1", "4"), ("4<sup>1</sup>", "4"), ("4¹", "4"), ("8", "8"), ("2,048", "2,048")])
+def test_own_text_drops_footnote_markers_in_every_form_the_pages_use(markup, plain):
+    assert _html.own_text(doc(f"<div id='c'>{markup}</div>").find(id="c")) == plain
+
+
+@pytest.mark.parametrize(("a", "b"), [("REGION: NORTH AMERICA", "region:  north america"), ("PRICE/GPU/HR*", "price/gpu/hr"), ("Price(Per Hour)²", "price(per hour)")])
+def test_labels_compare_without_case_whitespace_or_footnote_marks(a, b):
+    assert _html.same(a, b)
+
+
+def test_a_section_runs_from_its_heading_to_the_next_heading_of_the_same_rank_wherever_the_markup_nests_it():
+    page = doc("<div><h2>A</h2></div><p>note a</p><div><h3>sub</h3><table id='t'></table></div><h2>B</h2><p>note b</p>")
+    nodes = _html.section(_html.heading(page, "a", "test page"))
+    assert [n.name for n in nodes] == ["p", "div", "h3", "table"]
+    assert _html.section_text(nodes) == "note a sub"
+
+
+def test_a_two_row_header_with_spans_gives_one_label_per_column_and_wrapped_rows_are_found():
+    page = doc(
+        "<table><thead><tr><th rowspan='2'>Hardware</th><th>ON-Demand</th><th colspan='2'>Reserved</th></tr>"
+        "<tr><th>Pay as you go</th><th>1 week</th><th>1 month</th></tr></thead>"
+        "<tbody><div role='list'><div role='listitem'><tr><td>H100</td><td>$3.99</td><td>$3.50</td><td>$3.20</td></tr></div>"
+        "<div role='listitem'><tr><td>GB200</td><td>-</td><td colspan='2'>Contact us</td></tr></div></div></tbody></table>"
+    )
+    headers, rows = _html.table_by_headers(page, ["hardware", "On-demand"], "test table")
+    assert headers == ["Hardware", "ON-Demand / Pay as you go", "Reserved / 1 week", "Reserved / 1 month"]
+    assert _html.column(headers, "1 month", "test table") == 3
+    assert [[_html.text(c) for c in row] for row in rows] == [["H100", "$3.99", "$3.50", "$3.20"], ["GB200", "-", "Contact us", "Contact us"]]
+
+
+def test_div_grids_cut_rows_with_mobile_cells_down_to_the_header_cells_kind_and_keep_tables_apart():
+    def table(region, price):
+        return (
+            f"<h5>REGION: {region}</h5><div class='t'><div class='g'><div class='c'>Name</div><div class='c'>Price</div></div>"
+            f"<div class='g'><div class='c'>X</div><div class='c'>{price}</div><div class='m'>X {price} (mobile)</div></div></div>"
+        )
+
+    page = doc(f"<section>{table('ONE', '$1')}{table('TWO', '$2')}</section>")
+    grids = _html.grids_by_headers(page.find_all(True), ["name", "PRICE"], "test grid")
+    assert [(g.headers, [[_html.text(c) for c in r] for r in g.rows]) for g in grids] == [(["Name", "Price"], [["X", "$1"]]), (["Name", "Price"], [["X", "$2"]])]
+    with pytest.raises(ParseError, match=r"2 rows under no header row with labels \['name', 'PRICE'\]"):
+        _html.grids_by_headers(doc(f"<section>{table('ONE', '$1')}{table('TWO', '$2').replace('Price', 'Cost')}</section>").find_all(True), ["name", "PRICE"], "test grid")
