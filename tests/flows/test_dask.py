@@ -32,7 +32,7 @@ from warehouse import db  # noqa: E402
 
 # The rate sources (their own phase) and every third other source, from the registry: both
 # phases run, EUR prices are converted with the rates the same run loaded, and the run stays short.
-_FIRST, _REST = pipeline.phases(sorted(all_sources().values(), key=lambda s: s.name))
+_FIRST, _REST, *_FALLBACKS = pipeline.phases(sorted(all_sources().values(), key=lambda s: s.name))  # fallbacks: a phase of their own
 SOURCES = sorted([s.name for s in _FIRST] + [s.name for s in _REST[::3]])
 BROKEN = _REST[0].name
 STEPS = ("fetch", "parse", "validate", "load")
