@@ -32,8 +32,7 @@ from warehouse import db  # noqa: E402
 
 # The rate sources (their own phase) and every third other source, from the registry: both
 # phases run, EUR prices are converted with the rates the same run loaded, and the run stays short.
-_FIRST, *_LATER = pipeline.phases(sorted(all_sources().values(), key=lambda s: s.name))
-_REST = [s for phase in _LATER for s in phase if s.fallback_for is None]  # a fallback runs only when its primary fails
+_FIRST, _REST, *_FALLBACKS = pipeline.phases(sorted(all_sources().values(), key=lambda s: s.name))  # fallbacks: a phase of their own
 SOURCES = sorted([s.name for s in _FIRST] + [s.name for s in _REST[::3]])
 BROKEN = _REST[0].name
 STEPS = ("fetch", "parse", "validate", "load")
