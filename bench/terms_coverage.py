@@ -99,14 +99,20 @@ def scraped_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
     from gpucat import pipeline
     from scrapers import all_sources
 
+    from scrapers.normalize import latest_rates
+
+    def bodies(source) -> list[Path]:
+        folder = fixtures / source.provider / source.name
+        return [folder / json.loads(line)["body"] for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
+
+    # the fixtures' own exchange rates, which convert a price list quoted in EUR (ovh-terms)
+    rates = latest_rates(item for s in all_sources().values() if s.loads_first for item in pipeline.parse_source(s, pipeline.pages_from_files(bodies(s))))
     out: dict[str, dict] = {}
     for name, source in sorted(all_sources().items()):
         tables = set(source.tables) & set(SCRAPED)
         if not tables:
             continue
-        folder = fixtures / source.provider / name
-        bodies = [folder / json.loads(line)["body"] for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
-        items = pipeline.parse_source(source, pipeline.pages_from_files(bodies))
+        items = pipeline.parse_source(source, pipeline.pages_from_files(bodies(source)), rates)
         for table in sorted(tables):
             rows = [item.as_row() for item in items if hasattr(item, "as_row") and item.table == table]
             figures = SCRAPED[table].Config.metadata["figures"]

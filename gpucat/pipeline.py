@@ -127,7 +127,7 @@ def fetch_source_since(
 ) -> tuple[list[Page], Validators | None]:
     """The pages and this run's validators; raises `SourceUnchanged` when `previous` proves nothing changed."""
     report(source.name, "fetching")
-    transport = ReplayTransport(options.replay_dir) if options.replay_dir else None
+    transport = ReplayTransport(options.replay_dir, options.replay_dir / source.provider / source.name) if options.replay_dir else None
     capture = CaptureWriter(options.record_dir) if options.record_dir else None
     with make_client(source, transport) as client:
         # A replay needs no key: the captured responses already hold what the key bought.

@@ -15,7 +15,6 @@ from typing import Any
 import duckdb
 
 from gpucat.catalog import Result, run_query
-from schemas import null_reasons
 from schemas.errors import UserInputError
 from warehouse.db import query_sql
 
@@ -66,6 +65,9 @@ def in_full(
 
 
 def _explained(table: str, rows: list[dict[str, Any]], rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # here, not at the top: `gpucat status` reads this module and must not pay for pandera
+    from schemas import null_reasons
+
     reasons = null_reasons.explain(table, rows, rules)
     return [{**row, "null_reasons": why} for row, why in zip(rows, reasons, strict=True)]
 

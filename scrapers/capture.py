@@ -185,10 +185,18 @@ def _read_manifest_file(path: Path) -> list[CaptureEntry]:
 
 
 class ReplayTransport(httpx.BaseTransport):
-    """Serves captured responses. Unknown requests raise `ReplayMiss`; edited bodies are refused."""
+    """Serves captured responses. Unknown requests raise `ReplayMiss`; edited bodies are refused.
 
-    def __init__(self, root: Path):
+    With `source_folder` (a source's own `<provider>/<source>/` folder), that folder's entries
+    answer first: two sources that read the same URL (an offer source and a terms source over one
+    price list) each replay their own capture of it, so breaking one source's fixture breaks that
+    source alone."""
+
+    def __init__(self, root: Path, source_folder: Path | None = None):
         self._entries = _capture_index(root)[1]  # shared between transports: read only
+        own = source_folder / MANIFEST if source_folder is not None else None
+        if own is not None and own.is_file():
+            self._entries = {**self._entries, **_index([own])[1]}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()

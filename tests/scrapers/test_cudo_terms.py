@@ -36,8 +36,8 @@ def test_one_disk_price_per_data_centre_per_gib_hour():
         "read_throughput_mb_s": None,
         "source": "cudo-terms",
         "source_url": URL,
-        "scraped_at": datetime(2026, 12, 1, 6, 30, 5, tzinfo=UTC),
-        "verified_on": "2026-12-01",
+        "scraped_at": datetime(2026, 11, 20, 6, 30, 5, tzinfo=UTC),
+        "verified_on": "2026-11-20",
         "evidence": f'usd_per_gb_month,original_price: "dataCenterId br-saopaulo-1, minStorageGibPriceHr value 0.00013 (machine types cascade-lake)" <{URL}>',
         "notes": "VM disk priced per GiB-hour; GB-month = x 730 h / 1.073741824",
     }

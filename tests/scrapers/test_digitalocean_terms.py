@@ -43,8 +43,8 @@ def test_each_gpu_size_states_its_included_transfer_in_gb():
         "free_allowance_gb_month": 16106.12736,
         "source": "digitalocean-terms",
         "source_url": URL,
-        "scraped_at": datetime(2026, 11, 30, 6, 0, 10, tzinfo=UTC),
-        "verified_on": "2026-11-30",
+        "scraped_at": datetime(2026, 11, 20, 6, 30, 13, tzinfo=UTC),
+        "verified_on": "2026-11-20",
         "evidence": (
             f'from_gb,to_gb,usd_per_gb,original_price,free_allowance_gb_month: "size gpu-h100x1-80gb: transfer 15" <{URL}>'
             f' || to_gb,free_allowance_gb_month: "Droplets include free outbound data transfer, starting at 500 GiB / mo" <{PRICING}>'

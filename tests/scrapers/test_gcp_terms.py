@@ -10,7 +10,7 @@ from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 
 PAGE = "gcp/gcp-terms/skus-page-2.json"
 URL = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus?currencyCode=USD&pageSize=5000&key=REDACTED&pageToken=CiQ2RjgxLTU4NDQtNDU2QS9za3VzLzdGMjAtQjZFMS00Qzkz"
-AT = datetime(2026, 11, 30, 6, 0, 3, tzinfo=UTC)
+AT = datetime(2026, 11, 20, 6, 30, 3, tzinfo=UTC)
 
 
 def test_disk_skus_become_gb_month_prices_per_region():
@@ -43,7 +43,7 @@ def test_disk_skus_become_gb_month_prices_per_region():
         "source": "gcp-terms",
         "source_url": URL,
         "scraped_at": AT,
-        "verified_on": "2026-11-30",
+        "verified_on": "2026-11-20",
         "evidence": f'usd_per_gb_month,original_price: "SKU 9B8E-4A7C-2F19, Balanced PD Capacity: 0.1 USD per gibibyte month (GiBy.mo)" <{URL}>',
         "notes": "zonal persistent disk, priced per GiB-month provisioned",
     }

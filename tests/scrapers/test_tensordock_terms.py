@@ -36,8 +36,8 @@ def test_storage_price_per_location_and_gpu_host_per_gb_hour():
         "read_throughput_mb_s": None,
         "source": "tensordock-terms",
         "source_url": URL,
-        "scraped_at": datetime(2026, 12, 1, 6, 30, 7, tzinfo=UTC),
-        "verified_on": "2026-12-01",
+        "scraped_at": datetime(2026, 11, 20, 6, 30, 7, tzinfo=UTC),
+        "verified_on": "2026-11-20",
         "evidence": (
             'usd_per_gb_month,original_price: "location 3f1c9a52-6b1e-4d8e-9a43-0c7e5d2b8f11 (Austin, Texas, United States), '
             f'h100-sxm5-80gb: pricing.per_gb_storage_hr 0.00005" <{URL}>'

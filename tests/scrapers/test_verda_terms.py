@@ -34,8 +34,8 @@ def test_volume_types_become_gb_month_prices():
         "read_throughput_mb_s": None,
         "source": "verda-terms",
         "source_url": URL,
-        "scraped_at": datetime(2026, 12, 1, 6, 30, 11, tzinfo=UTC),
-        "verified_on": "2026-12-01",
+        "scraped_at": datetime(2026, 11, 20, 6, 30, 11, tzinfo=UTC),
+        "verified_on": "2026-11-20",
         "evidence": f'usd_per_gb_month,original_price: "type HDD: price_per_month_per_gb 0.05, currency usd" <{URL}>',
         "notes": "one price for every location (the list names none)",
     }

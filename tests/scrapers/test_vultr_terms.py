@@ -44,7 +44,7 @@ def test_each_gpu_plan_states_its_bandwidth_quota():
         "free_allowance_gb_month": 15360.0,
         "source": "vultr-terms",
         "source_url": URL,
-        "scraped_at": datetime(2026, 11, 20, 6, 0, 13, tzinfo=UTC),
+        "scraped_at": datetime(2026, 11, 20, 6, 30, 16, tzinfo=UTC),
         "verified_on": "2026-11-20",
         "evidence": f'from_gb,to_gb,usd_per_gb,original_price,free_allowance_gb_month: "plan vbm-112c-2048gb-8-h100-gpu: bandwidth 15360" <{URL}>',
         "notes": "the plan's monthly bandwidth quota in GB; overage is not in the API",
