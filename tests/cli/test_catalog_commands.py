@@ -193,7 +193,9 @@ def test_a_failed_export_leaves_no_partial_snapshot(catalog_db, tmp_path, monkey
     monkeypatch.setattr(export.pq, "write_table", boom)
     from warehouse import db
 
-    with db.connect(catalog_db, read_only=True) as con, pytest.raises(OSError):
+    from schemas.errors import GpucatError
+
+    with db.connect(catalog_db, read_only=True) as con, pytest.raises(GpucatError, match="cannot write the snapshot under .*: disk full"):
         export.export_snapshot(con, tmp_path / "snaps")
     assert list((tmp_path / "snaps").iterdir()) == []
 
