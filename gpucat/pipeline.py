@@ -39,6 +39,7 @@ from schemas.redact import redact, redact_value
 from scrapers.http import Fetcher, make_client
 from scrapers.normalize import NO_RATES, ExchangeRates, normalize
 from warehouse import db, validators
+from warehouse import runs as runs_log
 from warehouse.load import RunRecord, load_source, record_failure
 
 # Reference tables every refresh reloads from the repo: table -> (CSV, its pandera model).
@@ -436,8 +437,12 @@ def refresh_sources(
     not a few times per source, and readers get in between those bursts.
     """
     writer = db.Writer.of(warehouse)
+    started = {source.name: new_run(source, replay_dir=options.replay_dir) for source in sources}
     with writer.open() as con:
         load_reference(con)
+        with db.transaction(con):  # a refresh killed from here on leaves `running` rows the next one marks
+            runs_log.interrupt_dead_runs(con, datetime.now(UTC))
+            runs_log.start_runs(con, started.values())
         previous = validators.load_all(con) if options.record_dir is None else {}  # a recording fetches in full
         rates = exchange_rates(con)
     runs: dict[str, RunRecord] = {}
@@ -446,9 +451,10 @@ def refresh_sources(
             order = {source.name: n for n, source in enumerate(phase)}
             needless = needless_fallbacks(writer, phase, runs)
             if needless:
-                loaded, _ = load_prepared(writer, [Prepared(s, new_run(s), error=needless[s.name]) for s in phase if s.name in needless])
+                loaded, _ = load_prepared(writer, [Prepared(s, started[s.name], error=needless[s.name]) for s in phase if s.name in needless])
                 runs.update((run.source, run) for run in loaded)
-            pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates) for source in phase if source.name not in needless}
+            pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates, started[source.name])
+                       for source in phase if source.name not in needless}  # fmt: skip
             while pending:
                 done, pending = _gather(pending)
                 ready = sorted((f.result() for f in done), key=lambda p: order[p.source.name])  # a burst loads in a stable order

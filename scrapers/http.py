@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import random
+import re
 import tempfile
 import threading
 import time
@@ -35,7 +36,7 @@ from schemas.errors import (
     TransientFetchError,
 )
 from schemas.records import Page
-from schemas.redact import redact, redact_bytes, redact_url
+from schemas.redact import redact, redact_bytes, redact_url, secret_patterns
 from scrapers.base import Source
 from scrapers.capture import CaptureWriter, body_hash
 from scrapers.conditional import SourceUnchanged, Validators, code_version
@@ -323,16 +324,21 @@ class Fetcher:
                     raise ResponseTooLarge(f"{shown_url}: body exceeds the {limit:,}-byte limit")
                 digest.update(chunk)
                 out.write(chunk)
+        if response.status_code >= 400 and size > MAX_ERROR_BODY_BYTES:
+            # An error body is never data: keep its head, so redacting it costs a bounded read.
+            with path.open("r+b") as fh:
+                fh.truncate(MAX_ERROR_BODY_BYTES)
         if self._secrets or response.status_code >= 400:
             # A provider may echo the key in a body (an error above all); what is kept on disk
             # (captures, and the pages parsers read into rejected rows) never holds it.
-            content = path.read_bytes()
-            clean = redact_bytes(content, self._secrets)
             if response.status_code >= 400:
-                clean = redact(clean.decode("utf-8", "replace"), self._secrets).encode()
-            if clean != content:
-                path.write_bytes(clean)
-                digest, size = hashlib.sha256(clean), len(clean)
+                content = path.read_bytes()
+                clean = redact(redact_bytes(content, self._secrets).decode("utf-8", "replace"), self._secrets).encode()
+                if clean != content:
+                    path.write_bytes(clean)
+            else:
+                redact_file(path, self._secrets)
+            digest, size = _file_digest(path)
         fetched_at = response.extensions.get("gpucat_fetched_at") or datetime.now(UTC)
         if self.capture is not None:
             self.capture.append(
@@ -348,6 +354,54 @@ class Fetcher:
                 fetched_at=fetched_at,
             )
         return Page(url=shown_url, fetched_at=fetched_at, path=path)
+
+
+# An error response's body is kept up to this size (captures, messages); the rest is dropped.
+MAX_ERROR_BODY_BYTES = 1 << 20
+REDACT_CHUNK_BYTES = 8 << 20
+
+
+def redact_file(path: Path, secrets: tuple[str, ...], chunk_bytes: int = REDACT_CHUNK_BYTES) -> None:
+    """`redact_bytes` over a body file in bounded memory: chunks, each carrying over the tail a
+    key (in its longest encoded form) could still be straddling, rewritten only when a key was there."""
+    overlap = max((len(s) * 6 + 8 for s in secrets), default=0)  # \\u00XX per character is the longest form
+    staging = path.with_name(path.name + ".redacting")
+    changed = False
+    with path.open("rb") as src, staging.open("wb") as out:
+        pending = b""
+        while True:
+            chunk = src.read(chunk_bytes)
+            buffer = pending + chunk
+            if not chunk:
+                clean = redact_bytes(buffer, secrets)
+                changed |= clean != buffer
+                out.write(clean)
+                break
+            cut = max(0, len(buffer) - overlap)
+            for secret in secrets:  # never cut through a key: a match that straddles moves the cut back
+                for pattern in (re.compile(re.escape(secret.encode())),) + tuple(
+                    re.compile(p.pattern.encode(), p.flags & ~re.UNICODE) for p in secret_patterns(secret)
+                ):
+                    for match in pattern.finditer(buffer, max(0, cut - overlap)):
+                        if match.start() < cut < match.end():
+                            cut = match.start()
+            clean = redact_bytes(buffer[:cut], secrets)
+            changed |= clean != buffer[:cut]
+            out.write(clean)
+            pending = buffer[cut:]
+    if changed:
+        os.replace(staging, path)
+    else:
+        staging.unlink()
+
+
+def _file_digest(path: Path) -> tuple[Any, int]:
+    digest, size = hashlib.sha256(), 0
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest, size
 
 
 def _retry_after_s(response: httpx.Response) -> float | None:

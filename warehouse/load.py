@@ -241,6 +241,7 @@ def content_hashes(frame: pl.DataFrame, columns: Iterable[str]) -> list[str]:
 def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> None:
     run.status = status
     run.finished_at = run.finished_at or datetime.now(UTC)
+    con.execute(query_sql("clear_running_run"), {"run_id": run.run_id})  # the run's start row gives way to its outcome
     con.execute(
         query_sql("insert_scrape_run"),
         {

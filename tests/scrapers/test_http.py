@@ -292,3 +292,32 @@ def test_a_capture_is_parsed_once_per_content(tmp_path, monkeypatch):
     fetcher.get("https://api.example.com/y")  # the capture grows: the next transport sees it
     assert replay("https://api.example.com/y") == b"two"
     assert len(parsed) == 2
+
+
+def test_a_body_is_redacted_in_bounded_chunks_as_if_whole(tmp_path):
+    """Keys in every form, planted across chunk boundaries, are found as a whole-body pass finds them."""
+    from schemas.redact import redact_bytes
+    from scrapers.http import redact_file
+    from tests.security.echo import forms
+
+    key = "gpucat-dummy-secret-lambda_api_key-7f3a9c"
+    planted = b"".join(b"x" * n + value.encode() for n, value in zip(range(3, 40, 5), list(forms(key).values()) * 2, strict=False))
+    body = tmp_path / "body"
+    for chunk in (7, 16, 33, 64, 1 << 20):
+        body.write_bytes(planted)
+        redact_file(body, (key,), chunk_bytes=chunk)
+        assert body.read_bytes() == redact_bytes(planted, (key,)), chunk
+        assert not [v for v in forms(key).values() if v.encode() in body.read_bytes()]
+
+
+def test_an_error_body_is_kept_only_up_to_its_cap(tmp_path):
+    from scrapers import http as http_module
+
+    huge = b"<html>" + b"e" * (3 * http_module.MAX_ERROR_BODY_BYTES) + b"</html>"
+    capture = CaptureWriter(tmp_path / "capture")
+    roomy = Source(**{**SOURCE.__dict__, "max_response_bytes": 10**7})
+    fetcher, _ = fetcher_for(lambda request: httpx.Response(401, content=huge), tmp_path, source=roomy, capture=capture)
+    with pytest.raises(FetchError):
+        fetcher.get("https://api.example.com/v1/prices")
+    bodies = [p for p in (tmp_path / "capture").rglob("*") if p.is_file() and p.name != "manifest.jsonl"]
+    assert len(bodies) == 1 and bodies[0].read_bytes() == huge[: http_module.MAX_ERROR_BODY_BYTES]

@@ -76,7 +76,7 @@ def test_the_lake_lacks_exactly_these_constraints() -> None:
         ("reviewed_egress_terms", "key", "provider, scope, tier"),  # reference
         ("reviewed_storage_terms", "key", "provider, kind, product"),  # reference
         ("scrape_runs", "key", "run_id"),  # uuid4 per run
-        ("scrape_runs", "check", "status IN ('ok', 'failed', 'skipped', 'unchanged', 'quarantined')"),  # load.py's statuses
+        ("scrape_runs", "check", "status IN ('ok', 'failed', 'skipped', 'unchanged', 'quarantined', 'running', 'interrupted')"),  # load.py's and runs.py's statuses
         ("source_schedules", "key", "source"),  # reference (the schedules file)
         ("source_validators", "key", "source"),  # MERGE per source
     ]

@@ -1,0 +1,1 @@
+DELETE FROM scrape_runs WHERE run_id = $run_id AND status = 'running'
