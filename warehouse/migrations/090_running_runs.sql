@@ -15,6 +15,8 @@ CREATE TABLE scrape_runs_v90 (
     pages         INTEGER NOT NULL DEFAULT 0,
     error         VARCHAR,
     rows_skipped  INTEGER NOT NULL DEFAULT 0,
+    capture       VARCHAR,      -- migration 080: the capture a replayed run read
+    captured_at   TIMESTAMPTZ,  -- migration 080: that capture's time
     runner        VARCHAR
 );
 
