@@ -130,10 +130,11 @@ def test_bad_input_is_one_clear_error_line(cost_db, args, message):
 
 
 def test_unpublished_terms_are_named_and_left_out_of_the_total(cost_db):
-    rows = cost_json(cost_db, *QLORA_8B, "--on-demand", "--provider", "azure,aws,gcp,runpod", "--top", "500")
+    rows = cost_json(cost_db, *QLORA_8B, "--on-demand", "--provider", "azure,aws,gcp,runpod,coreweave", "--top", "500")
     by_provider = {r["provider"]: r for r in rows}
     assert "billing increment" in by_provider["azure"]["unknown"]  # Azure publishes no increment
-    assert "storage price" in by_provider["gcp"]["unknown"] and by_provider["gcp"]["storage_usd"] is None
+    assert "storage price" in by_provider["coreweave"]["unknown"] and by_provider["coreweave"]["storage_usd"] is None
+    assert by_provider["gcp"]["storage_usd"] > 0  # persistent disk priced from the Billing Catalog (gcp-terms)
     assert by_provider["aws"]["storage_usd"] > 0  # EBS priced from the price list (aws-terms)
     assert by_provider["runpod"]["unknown"] == [] and by_provider["runpod"]["storage_usd"] > 0
 
