@@ -9,9 +9,11 @@ each row gives offers for 1, 2, 4 and 8 GPUs up to that; `effective_num_free_dev
 live stock. Spot exists for containers only, never for VMs, so a spot offer comes only from a
 container row with a `spot_price`. `cpu_meta` holds CPU-only machines: skipped and counted.
 
-GPU types map through a reviewed table; a type whose form factor or edition Jarvislabs does not
-state (A100 SXM or PCIe? RTX PRO 6000 Server or Workstation?) is rejected as `unknown_gpu` with
-that reason rather than guessed.
+GPU types map by the shared rules (`scrapers._gpus.resolve`, with the row's `vram`): the family
+and memory decide, and where they leave a choice of form factor, Jarvislabs' own pricing page
+settles it through the cited rows of `schemas/reference/gpu_form_defaults.csv` (it sells "NVIDIA
+H100 SXM" and "NVIDIA H200 SXM"). A type the page does not settle (A100 SXM or PCIe? RTX PRO 6000
+Server or Workstation?) is rejected as `ambiguous_gpu` naming the candidates rather than guessed.
 """
 
 from __future__ import annotations
@@ -22,31 +24,21 @@ from datetime import datetime
 from typing import IO, Any
 
 from schemas.errors import ParseError
+from schemas.reference import gpu_models
 from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from scrapers._gpus import resolve
 from scrapers.base import Fetcher, Source
 
 HOST = "backendn.jarvislabs.net"
 URL = f"https://{HOST}/misc/server_meta"
 GPU_COUNTS = (1, 2, 4, 8)
 
-# Jarvislabs gpu_type -> canonical gpu_model. H100: jarvislabs.ai/pricing lists "H100 SXM"
-# (quoted in shared/reference/providers.md); the RTX A-series and L4 come in one form only.
-GPU_TYPES: dict[str, str] = {
-    "H100": "H100-SXM",
-    "L4": "L4",
-    "RTX A6000": "RTX-A6000",
-    "A6000": "RTX-A6000",
-    "RTX A5000": "RTX-A5000",
-    "A5000": "RTX-A5000",
-}
-# gpu_types seen in server_meta whose canonical model the answer does not determine.
-AMBIGUOUS: dict[str, str] = {
-    "A100-80GB": "A100 80GB: SXM or PCIe is not stated",
-    "A100": "A100: SXM or PCIe (and 40 or 80 GB) is not stated",
-    "H200": "H200: SXM or NVL is not stated",
-    "RTX-PRO6000": "RTX PRO 6000: Server or Workstation edition is not stated",
-    "RTX PRO 6000": "RTX PRO 6000: Server or Workstation edition is not stated",
-}
+# Jarvislabs' short names of the RTX A-series ("A6000"), spelled as the card is named.
+ALIASES: dict[str, str] = {"A6000": "RTX A6000", "A5000": "RTX A5000"}
+# The models the rules give Jarvislabs' types (H100 and H200 through the cited form defaults).
+GPU_TARGETS = frozenset({"H100-SXM", "H200-SXM", "L4", "RTX-A6000", "RTX-A5000"})
+# Multi-GPU interconnect where Jarvislabs' material states it; other SXM parts say nothing (None).
+INTERCONNECT: dict[str, str] = {"H100-SXM": "nvswitch"}
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -75,8 +67,10 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
 def _offers(row: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     gpu_type, region = row["gpu_type"], row["region"]
     workload = row.get("workload_type") or "vm"  # null marks older VM-capable rows
-    if gpu_type in AMBIGUOUS or gpu_type not in GPU_TYPES:
-        yield Rejected("offers", (f"unknown_gpu: {gpu_type!r}", AMBIGUOUS.get(gpu_type, "not in the reviewed table")), row)
+    try:
+        gpu_model = resolve(ALIASES.get(gpu_type, gpu_type), provider="jarvislabs", memory_gb=_number(row.get("vram")))
+    except LookupError as exc:
+        yield Rejected("offers", (str(exc),), row)
         return
     price = _number(row.get("price_per_hour"))
     if not price or price <= 0:
@@ -90,7 +84,7 @@ def _offers(row: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
     max_gpus = _int(row.get("num_gpus")) or 1
     for market, quoted, free in markets:
         for count in (n for n in GPU_COUNTS if n <= max_gpus):
-            yield _offer(row, GPU_TYPES[gpu_type], workload, market, quoted, free, count, url, fetched_at)
+            yield _offer(row, gpu_model, workload, market, quoted, free, count, url, fetched_at)
 
 
 def _offer(
@@ -116,7 +110,7 @@ def _offer(
         currency="USD",
         availability="unknown" if free is None else ("available" if free >= count else "unavailable"),
         available_count=free,
-        interconnect=None if count == 1 else ("nvswitch" if gpu_model == "H100-SXM" else "pcie"),
+        interconnect=None if count == 1 else INTERCONNECT.get(gpu_model, "pcie" if gpu_models()[gpu_model].form_factor == "PCIe" else None),
         fabric=None,
         fabric_gbps=None,
         source_url=url,
@@ -150,5 +144,5 @@ SOURCE = Source(
     api_key_env="JL_API_KEY",
     api_key_required=True,
     docs_url="https://jarvislabs.ai/pricing",
-    gpu_targets=frozenset(GPU_TYPES.values()),
+    gpu_targets=GPU_TARGETS,
 )

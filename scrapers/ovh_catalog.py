@@ -27,6 +27,7 @@ from typing import IO, Any
 from schemas.errors import ParseError
 from schemas.records import Offer, Page, ParseItem, Rejected
 from schemas.units import gb_from_gib
+from scrapers._gpus import resolve
 from scrapers.base import Fetcher, Source
 
 HOST = "eu.api.ovh.com"
@@ -35,15 +36,13 @@ SUBSIDIARY = "FR"
 PRICE_SCALE = 10**8  # catalog prices are integers in 1e-8 of the currency
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
-# blobs.technical.gpu.model -> canonical gpu_model. OVH does not state the H100's, A100's or
-# H200's form factor (SXM or PCIe), nor the V100's, so those stay unmapped and are rejected as
-# unknown GPUs rather than guessed. "Tesla V100S" (a PCIe-only card) and "Quadro RTX 5000" wait
-# for their rows in gpu_models.
-GPU_MODELS: dict[str, str] = {
-    "L4": "L4",
-    "L40S": "L40S",
-    "A10": "A10",
-}
+# blobs.technical.gpu.model maps by the shared rules (`scrapers._gpus.resolve`), with the card's
+# memory class (`gpu.memory.size`, GB) to choose among editions. OVH states no form factor for its
+# H100, A100, H200 or V100 (SXM or PCIe), and `gpu_form_defaults.csv` has no OVH row, so those are
+# rejected as `ambiguous_gpu` rather than guessed; "Tesla V100S" maps because NVIDIA made it as one
+# board only (V100S-PCIe-32GB). "Quadro RTX 5000" waits for its row in gpu_models (`unknown_gpu`).
+# The models these rules give the GPUs OVH sells.
+GPU_TARGETS = frozenset({"L4", "L40S", "A10", "V100S-PCIe-32GB"})
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -109,9 +108,13 @@ def _offers(addon: dict[str, Any], currency: str, regions: dict[str, list[str]],
         yield Rejected("offers", (f"no_price: {raw!r} per {hourly[0].get('interval')} hour(s)",), row)
         return
     model = gpu.get("model")
-    gpu_model = GPU_MODELS.get(model) if isinstance(model, str) else None
-    if gpu_model is None:
-        yield Rejected("offers", (f"unknown_gpu: {model!r}",), row)  # once per flavour, not per region
+    size = (gpu.get("memory") or {}).get("size")
+    try:
+        if not isinstance(model, str):
+            raise LookupError(f"unknown_gpu: {model!r}")
+        gpu_model = resolve(model, provider="ovh", memory_gb=float(size) if isinstance(size, int | float) and not isinstance(size, bool) else None)
+    except LookupError as exc:
+        yield Rejected("offers", (str(exc),), row)  # once per flavour, not per region
         return
     memory = (technical.get("memory") or {}).get("size")
     cores = (technical.get("cpu") or {}).get("cores")
@@ -151,6 +154,6 @@ SOURCE = Source(
     hosts=frozenset({HOST}),
     fetch=fetch,
     parse=parse,
-    gpu_targets=frozenset(GPU_MODELS.values()),
+    gpu_targets=GPU_TARGETS,
     docs_url="https://eu.api.ovh.com/console/?section=%2Forder&branch=v1#get-/order/catalog/public/cloud",
 )

@@ -60,9 +60,60 @@ def test_whole_record_h100_container_spot():
     }
 
 
+def test_whole_record_h200_maps_to_sxm_by_the_cited_provider_default():
+    # server_meta says only "H200" (SXM or NVL); Jarvislabs' pricing page sells "NVIDIA H200 SXM",
+    # cited in gpu_form_defaults.csv. The row allows one GPU, so no interconnect is claimed.
+    record = by_id(items())["H200/europe-01/container/on_demand/1x"]
+    assert record == {
+        "table": "offers",
+        "provider": "jarvislabs",
+        "offer_id": "H200/europe-01/container/on_demand/1x",
+        "source": "jarvislabs",
+        "instance_type": "1x H200 container",
+        "region": "europe-01",
+        "market": "on_demand",
+        "tier": "container",
+        "gpu_name": "H200",
+        "gpu_model": "H200-SXM",
+        "gpu_count": 1.0,
+        "gpu_memory_gb": 141.0,
+        "vcpus": 28.0,
+        "ram_gb": 300.0,
+        "price": 3.99,
+        "price_unit": "gpu_hour",
+        "currency": "USD",
+        "fx_rate_date": None,
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
+        "usd_per_hour": 3.99,
+        "usd_per_gpu_hour": 3.99,
+        "availability": "available",
+        "available_count": 2,
+        "interconnect": None,
+        "fabric": None,
+        "fabric_gbps": None,
+        "source_url": "https://backendn.jarvislabs.net/misc/server_meta",
+        "scraped_at": datetime(2026, 11, 20, 6, 0, 13, tzinfo=UTC),
+    }
+    # no spot price on the row: no spot offer
+    assert [i for i in by_id(items()) if i.startswith("H200/")] == ["H200/europe-01/container/on_demand/1x"]
+
+
+@pytest.mark.parametrize(
+    ("gpu_type", "vram", "model"),
+    [("H100", "80", "H100-SXM"), ("H200", "141", "H200-SXM"), ("A6000", "48", "RTX-A6000"), ("A5000", "24", "RTX-A5000"), ("RTX A5000", "24", "RTX-A5000")],
+    ids=["h100-default", "h200-default", "a6000-alias", "a5000-alias", "a5000"],
+)
+def test_gpu_types_map_by_rule(gpu_type, vram, model):
+    [first, *_] = parse_bytes("jarvislabs", json.dumps({"server_meta": [row(gpu_type=gpu_type, vram=vram)]}).encode())
+    assert first["gpu_model"] == model
+
+
 def test_counts_markets_and_the_vm_rule():
     result = items()
-    assert len(offers(result)) == 23
+    assert len(offers(result)) == 24
     # spot only for containers: the VM row of the same H100 has none
     assert not [i for i in by_id(result) if i.startswith("H100/india-noida-01/vm/spot")]
     assert sorted(i.rsplit("/", 1)[1] for i in by_id(result) if i.startswith("H100/india-noida-01/vm/on_demand")) == ["1x", "2x", "4x", "8x"]
@@ -81,8 +132,8 @@ def test_string_prices_and_empty_stock():
 def test_undeterminable_gpus_are_rejected_and_cpu_machines_skipped():
     result = items()
     assert sorted(r.reasons for r in rejected(result)) == [
-        ("unknown_gpu: 'A100-80GB'", "A100 80GB: SXM or PCIe is not stated"),
-        ("unknown_gpu: 'RTX-PRO6000'", "RTX PRO 6000: Server or Workstation edition is not stated"),
+        ("ambiguous_gpu: 'A100-80GB' could be A100-PCIe-80GB, A100-SXM4-80GB",),
+        ("ambiguous_gpu: 'RTX-PRO6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server",),
     ]
     assert skipped(result) == {"not_gpu: CPU-only machine (cpu_meta)": 2}
 
@@ -98,9 +149,11 @@ def row(**kw):
     [
         (row(price_per_hour=None), ("no_price: None",)),
         (row(price_per_hour="bad"), ("no_price: 'bad'",)),
-        (row(gpu_type="Z9"), ("unknown_gpu: 'Z9'", "not in the reviewed table")),
+        (row(gpu_type="Z9"), ("unknown_gpu: 'Z9'",)),
+        (row(gpu_type="A100", vram="40"), ("ambiguous_gpu: 'A100' could be A100-PCIe-40GB, A100-SXM4-40GB",)),
+        (row(gpu_type="H200", vram="80"), ("memory_mismatch: 'H200' with 80 GB fits none of H200-NVL, H200-SXM",)),
     ],
-    ids=["null-price", "text-price", "unknown"],
+    ids=["null-price", "text-price", "unknown", "a100-form-unstated", "memory-contradicts"],
 )
 def test_bad_rows_are_rejected(bad, reasons):
     [result] = parse_bytes("jarvislabs", json.dumps({"server_meta": [bad]}).encode())

@@ -72,19 +72,56 @@ def test_hourly_addons_take_the_regions_their_monthly_twin_lists():
 def test_only_hourly_linux_gpu_instances_become_offers():
     result = items()
     codes = {o["offer_id"].split("/")[0] for o in offers(result)}
-    assert codes == {f"{f}.consumption" for f in ("l4-90", "l4-180", "l4-360", "l40s-90", "l40s-180", "a10-45", "a10-90")}
-    assert len(offers(result)) == 16
+    assert codes == {f"{f}.consumption" for f in ("l4-90", "l4-180", "l4-360", "l40s-90", "l40s-180", "a10-45", "a10-90", "t2-45")}
+    assert len(offers(result)) == 17
+
+
+def test_whole_record_v100s_maps_by_rule_to_its_only_board():
+    # "Tesla V100S" names no form factor, but NVIDIA made the V100S as one board (PCIe, 32 GB).
+    # t2-45 has no region in the fixture (no monthly twin lists one): one global offer.
+    assert by_id(items())["t2-45.consumption/global"] == {
+        "table": "offers",
+        "provider": "ovh",
+        "offer_id": "t2-45.consumption/global",
+        "source": "ovh-catalog",
+        "instance_type": "t2-45",
+        "region": "global",
+        "market": "on_demand",
+        "tier": None,
+        "gpu_name": "Tesla V100S",
+        "gpu_model": "V100S-PCIe-32GB",
+        "gpu_count": 1.0,
+        "gpu_memory_gb": 32.0,
+        "vcpus": 15.0,
+        "ram_gb": 48.318,  # 45 GiB
+        "price": 1.97,
+        "price_unit": "instance_hour",
+        "currency": "EUR",
+        "usd_per_hour": round(1.97 * 1.0705, 6),
+        "usd_per_gpu_hour": round(1.97 * 1.0705, 6),
+        "fx_rate_date": date(2024, 6, 28),
+        "storage_usd_per_gb_month": None,
+        "egress_usd_per_gb": None,
+        "ingress_usd_per_gb": None,
+        "price_excludes": None,
+        "availability": "unknown",
+        "available_count": None,
+        "interconnect": None,
+        "fabric": None,
+        "fabric_gbps": None,
+        "source_url": URL,
+        "scraped_at": datetime(2024, 7, 1, 6, 0, 20, tzinfo=UTC),
+    }
 
 
 def test_gpus_without_a_stated_form_factor_are_rejected_once_per_flavour():
-    assert sorted((r.reasons[0], r.row["planCode"]) for r in rejected(items())) == [
-        ("unknown_gpu: 'A100'", "a100-180.consumption"),
-        ("unknown_gpu: 'H100'", "h100-1520.consumption"),
-        ("unknown_gpu: 'H100'", "h100-380.consumption"),
-        ("unknown_gpu: 'H200'", "h200-1920.consumption"),
-        ("unknown_gpu: 'Quadro RTX 5000'", "rtx5000-28.consumption"),
-        ("unknown_gpu: 'Tesla V100'", "t1-45.consumption"),
-        ("unknown_gpu: 'Tesla V100S'", "t2-45.consumption"),
+    assert sorted((r.reasons, r.row["planCode"]) for r in rejected(items())) == [
+        (("ambiguous_gpu: 'A100' could be A100-PCIe-80GB, A100-SXM4-80GB",), "a100-180.consumption"),
+        (("ambiguous_gpu: 'H100' could be H100-PCIe, H100-SXM",), "h100-1520.consumption"),
+        (("ambiguous_gpu: 'H100' could be H100-PCIe, H100-SXM",), "h100-380.consumption"),
+        (("ambiguous_gpu: 'H200' could be H200-NVL, H200-SXM",), "h200-1920.consumption"),
+        (("ambiguous_gpu: 'Tesla V100' could be V100-FHHL-16GB, V100-PCIe-16GB, V100-SXM2-16GB",), "t1-45.consumption"),
+        (("unknown_gpu: 'Quadro RTX 5000'",), "rtx5000-28.consumption"),
     ]
 
 
@@ -161,7 +198,7 @@ def test_the_catalogs_own_currency_is_kept_and_converted():
 
 def test_without_rates_euro_offers_are_rejected():
     result = normalize_bytes("ovh-catalog", (FIXTURES / FILE).read_bytes(), URL)
-    assert {r.reasons[0] for r in result if isinstance(r, Rejected) and not r.reasons[0].startswith("unknown_gpu")} == {"no_exchange_rate: EUR"}
+    assert {r.reasons[0] for r in result if isinstance(r, Rejected) and not r.reasons[0].startswith(("unknown_gpu", "ambiguous_gpu"))} == {"no_exchange_rate: EUR"}
     assert not [o for o in result if not isinstance(o, Rejected)]
 
 
