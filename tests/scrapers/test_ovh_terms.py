@@ -12,7 +12,7 @@ from tests.scrapers.helpers import normalize_bytes, offers, parse_bytes, parse_f
 BODY = "ovh/ovh-terms/catalog-fr.json"
 URL = "https://eu.api.ovh.com/1.0/order/catalog/public/cloud?ovhSubsidiary=FR"
 ECB = "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml"
-RATE = ExchangeRate("EUR", 1.05, date(2026, 11, 30), "ecb-rates", ECB, datetime(2026, 11, 30, 16, tzinfo=UTC))
+RATE = ExchangeRate("EUR", 1.05, date(2026, 11, 19), "ecb-rates", ECB, datetime(2026, 11, 19, 16, tzinfo=UTC))  # the day before the body was fetched
 
 
 def test_volume_addons_keep_their_eur_price_until_normalization_converts_it():
@@ -22,7 +22,7 @@ def test_volume_addons_keep_their_eur_price_until_normalization_converts_it():
     assert row == {
         **raw,
         "usd_per_gb_month": 0.03911946,  # 0.0000548 EUR x 730 h / 1.073741824 x 1.05 USD per EUR
-        "evidence": raw["evidence"] + f' || usd_per_gb_month: "1 EUR = 1.05 USD, rate of 2026-11-30" <{ECB}>',
+        "evidence": raw["evidence"] + f' || usd_per_gb_month: "1 EUR = 1.05 USD, rate of 2026-11-19" <{ECB}>',
     }
     assert raw["evidence"] == (
         'original_price: "planCode volume.classic.consumption, Classic volume per GiB per hour: price 5480 '
