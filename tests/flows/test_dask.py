@@ -33,6 +33,9 @@ from warehouse import db  # noqa: E402
 # The rate sources (their own phase) and every third other source, from the registry: both
 # phases run, EUR prices are converted with the rates the same run loaded, and the run stays short.
 _FIRST, _REST, *_FALLBACKS = pipeline.phases(sorted(all_sources().values(), key=lambda s: s.name))  # fallbacks: a phase of their own
+# A name that is also a provider with several sources (`tensordock`) selects all of them: leave those out.
+_SHARED = {s.provider for s in all_sources().values() if sum(t.provider == s.provider for t in all_sources().values()) > 1}
+_REST = [s for s in _REST if s.name not in _SHARED]
 SOURCES = sorted([s.name for s in _FIRST] + [s.name for s in _REST[::3]])
 BROKEN = _REST[0].name
 STEPS = ("fetch", "parse", "validate", "load")
