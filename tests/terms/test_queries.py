@@ -71,7 +71,9 @@ def test_side_by_side(con):
     assert rows["azure"]["egress_usd_per_gb"] == 0.087  # after the free 100 GB, from the Retail Prices API (azure-terms)
     assert rows["oci"]["egress_usd_per_gb"] is None  # only a free allowance is known, not what follows
     assert rows["coreweave"]["oldest_verified_on"] == date(2026, 9, 20)
-    assert not any(r["stale"] for r in rows.values())
+    # Only OVH's scraped volume price is stale: its capture is dated 2024-07-01, the week of the
+    # bundled (real) ECB rates that its EUR prices are converted with.
+    assert [p for p, r in rows.items() if r["stale"]] == ["ovh"]
 
 
 def test_side_by_side_unknown_provider_is_a_user_error(con):
@@ -93,7 +95,9 @@ def test_in_full_carries_every_row_with_its_evidence(con):
 
 
 def test_stale_terms_are_those_older_than_180_days(con):
-    assert terms.stale(con, today=date(2026, 12, 1)) == []
+    assert terms.stale(con, today=date(2026, 12, 1)) == [
+        {"provider": "ovh", "terms_table": "storage_terms", "item": "block: Block Storage classic", "verified_on": date(2024, 7, 1)}
+    ]  # the OVH capture is dated the week of the bundled ECB rates
     later = terms.stale(con, today=date(2027, 3, 20))  # 181 days after the CoreWeave read of 2026-09-20
     assert {(r["provider"], r["terms_table"]) for r in later} >= {("coreweave", "providers"), ("coreweave", "storage_terms")}
     assert all(r["verified_on"] < date(2026, 9, 21) for r in later)
