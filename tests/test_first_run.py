@@ -19,12 +19,13 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
+from scrapers import all_sources
 from scrapers.capture import read_manifest
 from tests.conftest import FIXTURES, ROOT
 from warehouse import db
 
 runner = CliRunner()
-REPLAY = re.compile(r"replayed data (\d+)(?:-(\d+))? days old, captured 2026-11-\d\d(\.\.2026-11-\d\d)? \([^)]*fixtures\)")
+REPLAY = re.compile(r"replayed data (\d+)(?:-(\d+))? days old, captured \d{4}-\d\d-\d\d(\.\.\d{4}-\d\d-\d\d)? \([^)]*fixtures\)")
 
 
 def newest_capture() -> datetime:
@@ -48,6 +49,11 @@ def replayed(tmp_path_factory) -> Path:
     return path
 
 
+def con_rows(path: Path, sql: str) -> list[tuple]:
+    with db.connect(path, read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
 def says_replay(text: str) -> None:
     match = REPLAY.search(text)
     assert match, text[:2000]
@@ -58,9 +64,13 @@ def test_scrape_runs_record_the_replay_and_its_capture(replayed):
     with db.connect(replayed, read_only=True) as con:
         rows = con.execute("SELECT DISTINCT capture, status FROM scrape_runs").fetchall()
         captured = dict(con.execute("SELECT source, captured_at FROM scrape_runs").fetchall())
-    assert rows == [(str(FIXTURES), "ok")]
+    # A fallback whose primary loaded is skipped (one truth per provider): it read nothing.
+    assert sorted(rows) == [(str(FIXTURES), "ok"), (str(FIXTURES), "skipped")]
+    skipped = {s for s, status in con_rows(replayed, "SELECT source, status FROM scrape_runs") if status == "skipped"}
+    assert skipped == {name for name, source in all_sources().items() if source.fallback_for}
     manifests = {m.parent.name: max(e.fetched_at for e in read_manifest(m.parent)) for m in FIXTURES.glob("*/*/manifest.jsonl")}
-    assert captured == manifests  # each run's capture time is its newest response's fetch time
+    assert {s: t for s, t in captured.items() if s not in skipped} == {s: t for s, t in manifests.items() if s not in skipped}
+    # each run's capture time is its newest response's fetch time
 
 
 def test_fit_lists_fitting_offers_and_says_the_data_is_a_replay(replayed):
