@@ -5,7 +5,8 @@ arguments spelled like the options (`--min-gpu-memory` is `min_gpu_memory`, `--s
 `seq_len`), opens the database by itself (`db=`, else `$GPUCAT_WAREHOUSE`, `$GPUCAT_DB`, else
 the command line's default) read-only on the clock of `$GPUCAT_NOW` when set, and calls the same
 library functions the command does. Rows come back typed (`OfferRow`, `FitRow`, `CostRow`), or as
-a polars DataFrame with `as_frame=True`.
+a polars DataFrame with `as_frame=True`. `fit` and `cost` take `format="sky"|"dstack"` to return
+the chosen configuration as a task spec instead (`gpucat.launch`).
 
 This is an edge, like the command line: it reads gpucat's environment variables here and passes
 them down. `gpucat/__init__.py` loads this module on first use, so `import gpucat` stays cheap.
@@ -145,14 +146,17 @@ def fit(
     include_stale: bool = False,
     risk: str = "safe",
     limit: int = 30,
+    format: str | None = None,  # noqa: A002 - the option's name
+    pick: int = 1,
     db: str | Path | None = None,
     as_frame: bool = False,
     **training: Any,
-) -> list[FitRow] | pl.DataFrame:
+) -> list[FitRow] | pl.DataFrame | str:
     """The configurations a job fits on, cheapest per hour first, like `gpucat fit`.
 
     `training` takes the training options (`model`, `method`, `batch`, `seq_len`, `sharding`, ...)
-    by their option names."""
+    by their option names; `format="sky"` or `"dstack"` returns the task spec (YAML text) of row
+    `pick` (1: the cheapest), like `--format` and `--pick`."""
     from gpucat import suggest
     from gpucat.fit import FitOptions
     from gpucat.fit import fit as fit_offers
@@ -162,10 +166,17 @@ def fit(
     providers = _names(provider)
     suggest.check_providers(providers)
     options = FitOptions(headroom=headroom, max_gpus=max_gpus, market=_market(market), providers=providers,
-                         available_only=available, include_stale=include_stale, limit=limit, risk=risk)  # fmt: skip
+                         available_only=available, include_stale=include_stale, limit=max(limit, pick) if format else limit,
+                         risk=risk)  # fmt: skip
     with _open(db) as con:
         result = fit_offers(con, arch, settings, options)
     rows = [FitRow(**row) for row in result.rows]
+    if format is not None:
+        from gpucat import launch
+        from gpucat.cost.sizes import kept_on_disk_gb
+
+        target = launch.fit_target(launch.picked(rows, pick), kept_on_disk_gb(arch, settings))
+        return launch.spec(target, format, f"{arch.alias}-{settings.method}")
     return _frame(rows, FitRow) if as_frame else rows
 
 
@@ -183,15 +194,18 @@ def cost(
     headroom: float = 0.1,
     max_gpus: int = 64,
     top: int = 20,
+    format: str | None = None,  # noqa: A002 - the option's name
+    pick: int = 1,
     db: str | Path | None = None,
     as_frame: bool = False,
     **training: Any,
-) -> list[CostRow] | pl.DataFrame:
+) -> list[CostRow] | pl.DataFrame | str:
     """What the whole job costs on each configuration it fits, cheapest first, like `gpucat cost`.
 
     `tokens` is a count or the option's text (`"100M"`); `market` is "on_demand" (the default),
     "spot" or "both"; durations are the options' text (`"30m"`, `"7d"`) or hours. Unlike the
-    command, nothing is saved to `job_costs` (the database is opened read-only)."""
+    command, nothing is saved to `job_costs` (the database is opened read-only). `format` and
+    `pick` as in `fit`; the disk holds the job's dataset, weights and checkpoints."""
     from gpucat.cost.parse import duration_hours, token_count
     from gpucat.cost.rank import CostOptions, job_costs
 
@@ -209,7 +223,7 @@ def cost(
                                    allow_zero=True),
         dataset_gb=dataset_gb,
         providers=_names(provider),
-        top=top,
+        top=max(top, pick) if format else top,
         headroom=headroom,
         max_gpus=max_gpus,
         available_only=available,
@@ -217,6 +231,11 @@ def cost(
     )
     with _open(db) as con:
         result = job_costs(con, arch, settings, options)
+    if format is not None:
+        from gpucat import launch
+
+        target = launch.cost_target(launch.picked(result.rows, pick), result.sizes.storage_gb)
+        return launch.spec(target, format, f"{arch.alias}-{settings.method}")
     if as_frame:
         import polars as pl
 
