@@ -16,7 +16,10 @@ import pytest
 from tests.conftest import ROOT
 
 # Bottom to top. A module belongs to the longest matching prefix.
-FLOORS = ["schemas", "scrapers", "warehouse", "gpucat", "flows", "gpucat.cli"]
+FLOORS = ["schemas", "scrapers", "warehouse", "gpucat", "flows", "gpucat.cli", "gpucat.__main__"]
+# `python -m gpucat` runs gpucat/__main__.py: the roof, which nothing imports; it sits in the
+# package's folder only because Python looks for it there, so the folder graph leaves it out.
+ROOF = "gpucat.__main__"
 PACKAGES = ("schemas", "scrapers", "warehouse", "gpucat", "flows")
 
 
@@ -127,6 +130,8 @@ def test_no_folder_imports_itself_through_a_loop(graph):
     modules, edges = graph
     folders: dict[str, set[str]] = defaultdict(set)
     for src, targets in edges.items():
+        if src == ROOF:
+            continue
         for dst in targets:
             a, b = folder(src, modules), folder(dst, modules)
             if a != b:

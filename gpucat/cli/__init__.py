@@ -20,6 +20,24 @@ app = typer.Typer(
     rich_markup_mode="markdown",
 )
 
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from gpucat import distribution_version
+
+        typer.echo(f"gpucat {distribution_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the installed gpucat version and exit."),
+) -> None:
+    """Which rented GPU fits a fine-tuning job, from whom, and at what price."""
+
+
 # Command modules register themselves on import.
 from gpucat.cli import accept as _accept  # noqa: E402,F401
 from gpucat.cli import catalog as _catalog  # noqa: E402,F401

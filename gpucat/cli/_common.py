@@ -144,3 +144,19 @@ def finite(value: float | None) -> float | None:
 def split_list(values: list[str] | None) -> list[str]:
     """Repeated options and comma-separated lists both work: -p aws,azure -p runpod."""
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+# `fit` and `cost`: the chosen configuration as another tool's task spec (gpucat.launch).
+LaunchFormatOption = Annotated[str | None, typer.Option(
+    "--format", show_default=False, help="Row --pick as a task: sky | dstack.",
+)]
+# Checked by gpucat.launch.picked (a typer range would widen the help's type column).
+PickOption = Annotated[int, typer.Option("--pick", show_default=False, help="Row for --format (default 1).")]
+
+
+def print_launch_spec(row: Any, disk_gb: float, tool: str, name: str, *, cost: bool) -> None:
+    """Print the task spec of one `fit` or `cost` row, or refuse with one error line."""
+    from gpucat import launch
+
+    target = launch.cost_target(row, disk_gb) if cost else launch.fit_target(row, disk_gb)
+    sys.stdout.write(launch.spec(target, tool, name))

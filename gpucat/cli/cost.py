@@ -9,7 +9,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapped, print_records
-from gpucat.cli._common import DbOption, finite, open_catalog, split_list
+from gpucat.cli._common import DbOption, LaunchFormatOption, PickOption, finite, open_catalog, print_launch_spec, split_list
 from gpucat.cli._train_options import model_of, training_options
 from gpucat.formats import short_id
 from schemas.errors import UserInputError
@@ -49,8 +49,10 @@ def cost_command(  # type: ignore[no-untyped-def]
     explain: Annotated[str | None, typer.Option("--explain", show_default=False,
         help="Print the arithmetic of one row (its id or offer id).")] = None,
     columns: ColumnsOption = None,
+    launch_format: LaunchFormatOption = None,
+    pick: PickOption = 1,
     db: DbOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list ranked by total instead of a table.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON list ranked by total, not a table.")] = False,
 ) -> None:
     """Rank the configurations a fine-tuning job fits on by what the whole job costs.
 
@@ -71,6 +73,8 @@ def cost_command(  # type: ignore[no-untyped-def]
         raise UserInputError("--spot, --on-demand and --both exclude each other")
     if not tokens:
         raise UserInputError("--tokens is required, e.g. --tokens 200M")
+    if launch_format is not None and (as_json or explain is not None):
+        raise UserInputError("--format excludes --json and --explain")
     options = CostOptions(
         tokens=token_count(tokens),
         epochs=epochs,
@@ -79,7 +83,7 @@ def cost_command(  # type: ignore[no-untyped-def]
         retention_h=duration_hours(retention, "--retention", default_unit="d", allow_zero=True),
         dataset_gb=dataset_gb,
         providers=split_list(provider),
-        top=top if explain is None else 1_000_000,
+        top=1_000_000 if explain is not None else max(top, pick) if launch_format else top,
         headroom=headroom,
         max_gpus=max_gpus,
         available_only=available,
@@ -90,6 +94,12 @@ def cost_command(  # type: ignore[no-untyped-def]
     settings = training.settings(arch)
     with open_catalog(db) as con:
         result = job_costs(con, arch, settings, options)
+        if launch_format is not None:  # the chosen row as a task spec; nothing else printed or saved
+            from gpucat.launch import picked
+
+            print_launch_spec(picked(result.rows, pick), result.sizes.storage_gb, launch_format,
+                              f"{arch.alias}-{settings.method}", cost=True)
+            return
         note = availability.available_note(con, options.providers) if available and not as_json else None
         empty_because = None
         if not result.rows and not as_json:

@@ -9,7 +9,7 @@ import typer
 from gpucat.cli import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, jsonable, print_records
-from gpucat.cli._common import DbOption, open_catalog, split_list
+from gpucat.cli._common import DbOption, LaunchFormatOption, PickOption, open_catalog, print_launch_spec, split_list
 from gpucat.cli._train_options import model_of, training_options
 from schemas.errors import UserInputError
 
@@ -38,6 +38,8 @@ def fit_command(  # type: ignore[no-untyped-def]
     )] = "safe",
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many configurations.", min=1)] = 30,
     columns: ColumnsOption = None,
+    launch_format: LaunchFormatOption = None,
+    pick: PickOption = 1,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of a table.")] = False,
 ) -> None:
@@ -55,6 +57,8 @@ def fit_command(  # type: ignore[no-untyped-def]
 
     if spot and on_demand:
         raise UserInputError("--spot and --on-demand exclude each other")
+    if launch_format is not None and as_json:
+        raise UserInputError("--format and --json exclude each other")
     shown = choose(FIT_COLUMNS, FIT_DEFAULT, columns)
     suggest.check_providers(split_list(provider))
     arch = model_of(training)
@@ -66,11 +70,18 @@ def fit_command(  # type: ignore[no-untyped-def]
         providers=split_list(provider),
         available_only=available,
         include_stale=include_stale,
-        limit=limit,
+        limit=max(limit, pick) if launch_format else limit,
         risk=risk,
     )
     with open_catalog(db) as con:
         result = fit(con, arch, settings, options)
+        if launch_format is not None:
+            from gpucat.cost.sizes import kept_on_disk_gb
+            from gpucat.launch import picked
+
+            print_launch_spec(picked(result.rows, pick), kept_on_disk_gb(arch, settings), launch_format,
+                              f"{arch.alias}-{settings.method}", cost=False)
+            return
         ages = data_age(con)
         note = availability.available_note(con, options.providers) if available and not as_json else None
         empty_because = None

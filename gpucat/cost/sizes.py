@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucat.cost.throughput import ModelShape
-from gpucat.memory import TrainSettings
+from gpucat.cost.throughput import ModelShape, model_shape
+from gpucat.memory import ModelArch, TrainSettings
 
 BYTES_PER_TOKEN_OF_TEXT = 4.0  # tokenized training text: about 4 bytes of UTF-8 per token
 CHECKPOINTS_KEPT = 2  # the newest and the one being written (a crash mid-write keeps the last good)
@@ -53,3 +53,9 @@ def job_sizes(shape: ModelShape, settings: TrainSettings, tokens_per_epoch: floa
         storage_gb=dataset + base + CHECKPOINTS_KEPT * checkpoint,
         result_gb=result,
     )
+
+
+def kept_on_disk_gb(arch: ModelArch, settings: TrainSettings, tokens_per_epoch: float = 0.0, dataset_gb: float | None = None) -> float:
+    """What a job keeps on its instance's disk: dataset, base weights and the kept checkpoints.
+    Without tokens or a dataset size (`gpucat fit`), the weights and checkpoints alone."""
+    return job_sizes(model_shape(arch, settings), settings, tokens_per_epoch, dataset_gb).storage_gb
