@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from prefect.states import Completed, Failed, State
 from gpucat import pipeline
 from scrapers import get_source, select_sources
 from warehouse import db
+from warehouse import runs as runs_log
 from warehouse.load import RunRecord
 
 
@@ -117,6 +119,9 @@ def refresh(
                 replay_dir=Path(replay_dir) if replay_dir else None,
                 record_dir=Path(record_dir) if record_dir else None,
             )
+            flow_run_id = str(flow_run.id) if flow_run.id else None
+            started = {source.name: pipeline.new_run(source, flow_run_id, options.replay_dir) for source in sources}
+            record_start(writer, started.values())
             runs = []
             # Sources that feed normalization (exchange rates) load first; the rest then
             # convert their prices with the rates loaded so far, this run's included.
@@ -126,11 +131,10 @@ def refresh(
                 # A fallback runs only when its primary, earlier in this run or before it, was skipped or failed.
                 needless = pipeline.needless_fallbacks(writer, phase, {run.source: run for run in runs})
                 for source in phase:
+                    run = started[source.name]
                     if source.name in needless:
-                        skipped = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None, options.replay_dir)
-                        runs.append(record_failure_task(writer, skipped, needless[source.name]))
+                        runs.append(record_failure_task(writer, run, needless[source.name]))
                         continue
-                    run = pipeline.new_run(source, str(flow_run.id) if flow_run.id else None, options.replay_dir)
                     pages = fetch_task.submit(source.name, options)
                     items = parse_task.submit(source.name, pages, rates)
                     batch = validate_task.submit(source.name, items, pages)
@@ -147,6 +151,15 @@ def refresh(
     message = f"{message} into {where}"
     print(message)
     return Completed(message=message, data=summary) if ok else Failed(message=message, data=summary)
+
+
+def record_start(writer: db.Writer, started: Iterable[RunRecord]) -> None:
+    """Each source's run as `running` under this flow's process (as `pipeline.refresh_sources` does), after
+    marking `interrupted` the runs of refreshes that died. In the flow's own process, not a task: the runner
+    recorded is the process whose death leaves the rows, and its host is the one whose processes are checked."""
+    with writer.open() as con, db.transaction(con):
+        runs_log.interrupt_dead_runs(con, datetime.now(UTC))
+        runs_log.start_runs(con, started)
 
 
 def _group_sources(writer: db.Writer, names: list[str], coalesce: list[str]) -> list[str]:

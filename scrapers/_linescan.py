@@ -31,6 +31,9 @@ from pathlib import Path
 from typing import IO
 
 BLOCK_BYTES = 8 << 20
+# The longest line read (a price list's lines are a few KB): a body that is one endless line (a
+# sparse file, a stream without LF) is refused after this many bytes instead of filling memory.
+MAX_LINE_BYTES = BLOCK_BYTES
 # Below this a second process costs more (interpreter start) than it saves.
 BYTES_PER_PROCESS = 256 << 20
 
@@ -78,16 +81,17 @@ class LineFilter:
 def scan_stream(body: IO[bytes], flt: LineFilter, limit: int | None = None) -> Iterator[bytes | TrailingBytes]:
     """Matching lines from the stream's position, reading at most `limit` bytes (all when None).
 
-    Reads into one reused buffer (no per-block allocation); the part line at a block's end moves
-    to the front for the next read. Yields a final `TrailingBytes` when the range ends in a line
+    Reads into one reused buffer of MAX_LINE_BYTES (no per-block allocation, never grown); the part
+    line at a block's end moves to the front for the next read; a line that fills the buffer raises
+    `LineTooLong`, so memory is bounded by what was read, not by the body's size. Yields a final `TrailingBytes` when the range ends in a line
     without LF (a cut file).
     """
-    buf = bytearray(BLOCK_BYTES)
+    buf = bytearray(MAX_LINE_BYTES)
     have = 0  # bytes carried over at the front of buf
     left = limit
     while left is None or left > 0:
-        if have == len(buf):  # one line longer than the buffer: make room
-            buf.extend(bytearray(len(buf)))
+        if have == len(buf):  # one line fills the buffer: memory would grow with what the body declares
+            raise LineTooLong(f"a line is longer than {MAX_LINE_BYTES:,} bytes")
         room = len(buf) - have if left is None else min(len(buf) - have, left)
         with memoryview(buf) as view:
             n = body.readinto(view[have : have + room])  # type: ignore[attr-defined]
@@ -102,6 +106,18 @@ def scan_stream(body: IO[bytes], flt: LineFilter, limit: int | None = None) -> I
         have = total - end
     if have:
         yield TrailingBytes(bytes(buf[:have]))
+
+
+class LineTooLong(ValueError):
+    """A line longer than MAX_LINE_BYTES: not a price list line."""
+
+
+def read_line(body: IO[bytes], limit: int = MAX_LINE_BYTES) -> bytes:
+    """The next line (with its LF; b"" at the end), reading at most `limit` + 1 bytes; longer raises `LineTooLong`."""
+    line = body.readline(limit + 1)
+    if len(line) > limit:
+        raise LineTooLong(f"a line is longer than {limit:,} bytes")
+    return line
 
 
 @dataclass(frozen=True)
@@ -155,7 +171,9 @@ def scan_file(path: Path, body: IO[bytes], start: int, flt: LineFilter, processe
         body.seek(ranges[0][0] if ranges else size)
         yield from scan_stream(body, flt, (ranges[0][1] - ranges[0][0]) if ranges else 0)
         for proc, out in children:
-            if proc.wait() != 0:
+            if proc.wait() == LINE_TOO_LONG_EXIT:
+                raise LineTooLong(f"a line of {path} is longer than {MAX_LINE_BYTES:,} bytes")
+            if proc.returncode != 0:
                 raise RuntimeError(f"line scan of {path} failed in a child process (exit {proc.returncode})")
             out.seek(0)
             yield from _lines(out)
@@ -193,11 +211,17 @@ def _main(argv: Sequence[str]) -> int:
     out = sys.stdout.buffer
     with open(path, "rb") as body:
         body.seek(int(start))
-        for line in scan_stream(body, flt, int(stop) - int(start)):
-            if isinstance(line, bytes):  # a trailing cut line is the parent's to report
-                out.write(line)
+        try:
+            for line in scan_stream(body, flt, int(stop) - int(start)):
+                if isinstance(line, bytes):  # a trailing cut line is the parent's to report
+                    out.write(line)
+        except LineTooLong:
+            return LINE_TOO_LONG_EXIT
     out.flush()
     return 0
+
+
+LINE_TOO_LONG_EXIT = 3  # how a child reports `LineTooLong` to its parent
 
 
 if __name__ == "__main__":

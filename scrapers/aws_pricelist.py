@@ -27,7 +27,7 @@ from typing import IO
 from schemas.errors import ParseError
 from scrapers import _aws, _linescan
 from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from scrapers.base import Fetcher, Source
+from scrapers.base import Fetcher, Source, read_at_most
 
 HOST = "pricing.us-east-1.amazonaws.com"
 BASE = f"https://{HOST}"
@@ -43,6 +43,8 @@ REQUIRED = (
 # searching raw bytes for them skips ~99% of the file before anything is decoded or split.
 _MUST_CONTAIN = (b'"OnDemand"', b'"Hrs"', b'"Linux"', b'"Shared"', b'"Used"')
 _PREAMBLE_MAX_LINES = 20
+# The region index lists ~30 regions in a few KB; the source's byte limit is sized for the CSVs.
+REGION_INDEX_MAX_BYTES = 4 << 20
 # "2048 GiB", "192 GB", and for HBM parts in newer files "640 GB HBM3".
 _SIZE = re.compile(r"^\s*([\d.]+)\s*(GiB|GB|MiB|TiB)\b")
 
@@ -53,7 +55,9 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
         yield fetcher.get(ALL_REGIONS_URL)
         return
     index = fetcher.get(REGION_INDEX_URL)
-    urls = region_file_urls(index.path.read_bytes(), {r.strip() for r in wanted.split(",") if r.strip()})
+    with index.open() as body:
+        content = read_at_most(body, REGION_INDEX_MAX_BYTES, "AWS region index")
+    urls = region_file_urls(content, {r.strip() for r in wanted.split(",") if r.strip()})
     # Each file URL names its version: the same list as the last good run means nothing changed.
     fetcher.version(" ".join(urls))
     for url in urls:
@@ -120,6 +124,13 @@ def _candidate_lines(body: IO[bytes], term_type_index: int) -> Iterator[bytes]:
     path = Path(getattr(body, "name", "") or "")
     processes = _linescan.processes_for(path.stat().st_size - start) if isinstance(getattr(body, "name", None), str) and path.is_file() else 1
     lines = _linescan.scan_file(path, body, start, flt, processes) if processes > 1 else _linescan.scan_stream(body, flt)
+    try:
+        yield from _whole_lines(lines)
+    except _linescan.LineTooLong as exc:
+        raise ParseError(f"not an AWS price list CSV: {exc}") from None
+
+
+def _whole_lines(lines: Iterator[bytes | _linescan.TrailingBytes]) -> Iterator[bytes]:
     for line in lines:
         if isinstance(line, _linescan.TrailingBytes):
             # AWS ends every line, the last one included, with LF: a cut line means a cut file.
@@ -129,7 +140,10 @@ def _candidate_lines(body: IO[bytes], term_type_index: int) -> Iterator[bytes]:
 
 def _read_header(body: IO[bytes]) -> list[str]:
     for _ in range(_PREAMBLE_MAX_LINES):
-        line = body.readline()
+        try:
+            line = _linescan.read_line(body)
+        except _linescan.LineTooLong as exc:
+            raise ParseError(f"not an AWS price list CSV: {exc}") from None
         if not line:
             break
         if line.startswith(b'"SKU"'):

@@ -76,7 +76,10 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
 def _read_preamble(body: IO[bytes]) -> tuple[str, list[str]]:
     offer = ""
     for _ in range(_PREAMBLE_MAX_LINES):
-        line = body.readline()
+        try:
+            line = _linescan.read_line(body)
+        except _linescan.LineTooLong as exc:
+            raise ParseError(f"not an AWS price list CSV: {exc}") from None
         if not line:
             break
         fields = next(csv.reader([line.decode("utf-8")]))
@@ -85,6 +88,13 @@ def _read_preamble(body: IO[bytes]) -> tuple[str, list[str]]:
         elif fields[:1] == ["SKU"]:
             return offer, fields
     raise ParseError("not an AWS price list CSV: no SKU header in the first lines")
+
+
+def _scan(body: IO[bytes], flt: _linescan.LineFilter) -> Iterator[bytes | _linescan.TrailingBytes]:
+    try:
+        yield from _linescan.scan_stream(body, flt)
+    except _linescan.LineTooLong as exc:
+        raise ParseError(f"not an AWS price list CSV: {exc}") from None
 
 
 def _rows(
@@ -98,7 +108,7 @@ def _rows(
     sample = body.read(_linescan.BLOCK_BYTES)
     body.seek(start)
     flt = _linescan.LineFilter(tokens, col["TermType"], b'"OnDemand"').rarest_first(sample)
-    for line in _linescan.scan_stream(body, flt):
+    for line in _scan(body, flt):
         if isinstance(line, _linescan.TrailingBytes):
             raise ParseError("AWS price list is truncated: the last line has no line end")
         text = bytes(line).decode("utf-8")

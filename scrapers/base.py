@@ -64,6 +64,15 @@ class Source:
     fallback_for: str | None = None
 
 
+def read_at_most(body: IO[bytes], cap: int, what: str) -> bytes:
+    """The whole body when it holds at most `cap` bytes, having read at most `cap` + 1: a bigger one
+    is refused with a `ParseError` naming `what`, before memory grows with it."""
+    content = body.read(cap + 1)
+    if len(content) > cap:
+        raise ParseError(f"{what} is larger than {cap:,} bytes")
+    return content
+
+
 def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:
     """Run a source's parser over pages, then its batch pass.
 

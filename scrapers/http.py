@@ -20,7 +20,8 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -316,7 +317,8 @@ class Fetcher:
         digest = hashlib.sha256()
         size = 0
         with path.open("wb") as out:
-            for chunk in response.iter_bytes():  # decoded: captures hold what the parser reads
+            for chunk in decoded_chunks(response.iter_raw(), response.headers.get("content-encoding", ""), shown_url):
+                # decoded: captures hold what the parser reads; never more than DECODE_STEP_BYTES past the limit
                 size += len(chunk)
                 if size > limit:
                     out.close()
@@ -354,6 +356,46 @@ class Fetcher:
                 fetched_at=fetched_at,
             )
         return Page(url=shown_url, fetched_at=fetched_at, path=path)
+
+
+# A compressed body is decoded this many bytes at a time, so the size limit is checked against
+# what decoding produced before it produces more: a gzip bomb costs its limit, not its ratio.
+DECODE_STEP_BYTES = 1 << 20
+_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+
+
+def decoded_chunks(raw: Iterable[bytes], content_encoding: str, shown_url: str, step: int = DECODE_STEP_BYTES) -> Iterator[bytes]:
+    """A body's bytes decoded (identity, gzip or deflate, the encodings the client accepts), each chunk
+    at most `step` bytes however much one compressed chunk expands to."""
+    codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip() and c.strip().lower() != "identity"]
+    if not codings:
+        yield from raw
+        return
+    if len(codings) > 1 or codings[0] not in _WBITS:
+        raise FetchError(f"{shown_url}: unsupported Content-Encoding {content_encoding!r}")
+    coding = codings[0]
+    decoder = zlib.decompressobj(_WBITS[coding])
+    first = True
+    try:
+        for chunk in raw:
+            if first and coding == "deflate" and not _zlib_header(chunk):
+                decoder = zlib.decompressobj(-zlib.MAX_WBITS)  # a raw deflate stream (no zlib header), as servers send too
+            first = False
+            data = chunk
+            while data and not decoder.eof:
+                out = decoder.decompress(data, step)
+                data = decoder.unconsumed_tail
+                if out:
+                    yield out
+            while not decoder.eof and (out := decoder.decompress(b"", step)):  # output still held back
+                yield out
+    except zlib.error as exc:
+        raise FetchError(f"{shown_url}: body is not valid {coding}: {exc}") from None
+
+
+def _zlib_header(data: bytes) -> bool:
+    """RFC 1950: method 8 (deflate) in the low bits of the first byte, and the first two bytes a multiple of 31."""
+    return len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
 
 
 # An error response's body is kept up to this size (captures, messages); the rest is dropped.

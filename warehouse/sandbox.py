@@ -14,6 +14,13 @@ What it refuses, and why each guard is needed on top of DuckDB's own settings:
   the catalog views and settings that show a connection string (`duckdb_databases()`,
   `duckdb_settings()`, `current_setting`); and `query()`/`query_table()`, which run SQL held in a
   string and so would hide any name from this check.
+- In a read-only session, table functions are an allow-list, not a deny list: DuckDB's own parse of
+  the statement (`json_serialize_sql`) names every table function it calls, wherever it is nested,
+  and each must be one that computes rows or reads the warehouse's catalog (`range`, `unnest`,
+  `duckdb_tables()`, DuckLake's snapshot views...): a file reader (`read_csv`, `glob`, `sniff_csv`)
+  or an extension's scanner is refused without being named in advance. A table named like a file
+  (`FROM 'x.csv'`, which DuckDB answers by reading the file) is refused the same way, and a PRAGMA
+  (which has no such parse) must be one of a few that describe tables.
 - On `--write`, statements that drop, alter or replace gpucat's own bookkeeping tables (the
   migration ledger, the run log, the version histories): a refresh cannot recover from those.
 
@@ -23,7 +30,9 @@ access) and locked, so the statement cannot undo any of it.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import duckdb
@@ -47,6 +56,13 @@ DENIED_NAMES = frozenset({
     "duckdb_databases", "database_list", "pragma_database_list", "duckdb_settings", "current_setting",
     "duckdb_secrets", "which_secret", "getenv", "query", "query_table", "json_execute_serialized_sql",
 })  # fmt: skip
+# Table functions a read-only statement may call: they compute rows or read the warehouse's own catalog.
+READ_TABLE_FUNCTIONS = DUCKLAKE_READS | {
+    "range", "generate_series", "unnest", "duckdb_tables", "duckdb_views", "duckdb_columns", "duckdb_schemas",
+    "duckdb_constraints", "duckdb_indexes", "duckdb_types", "duckdb_functions", "duckdb_keywords", "duckdb_sequences",
+    "pragma_table_info", "pragma_show", "pragma_version",
+}  # fmt: skip
+READ_PRAGMAS = frozenset({"table_info", "show_tables", "show_tables_expanded", "show", "version"})
 # gpucat's bookkeeping: `--write` may change rows elsewhere, never drop, alter or replace these.
 BOOKKEEPING = frozenset({"schema_migrations", "scrape_runs", "lake_commits"})
 BOOKKEEPING_SUFFIX = "_versions"
@@ -72,11 +88,76 @@ def check_statement(con: duckdb.DuckDBPyConnection, sql: str, *, write: bool) ->
     for name in names:
         if denied(name):
             raise QueryError(f"`{name}` is not available in `gpucat sql` (it reaches outside the warehouse or shows its credentials)")
+    if not write:
+        check_reads(con, sql, names)
     if write and kind in (duckdb.StatementType.DROP, duckdb.StatementType.ALTER, duckdb.StatementType.CREATE):
         replaces = kind != duckdb.StatementType.CREATE or re.match(r"\s*create\s+or\s+replace\b", sql, re.IGNORECASE)
         touched = sorted({n for n in names if is_bookkeeping(n)})
         if replaces and touched:
             raise QueryError(f"{', '.join(touched)} is gpucat's own bookkeeping: `gpucat sql --write` cannot drop, alter or replace it")
+
+
+def check_reads(con: duckdb.DuckDBPyConnection, sql: str, names: list[str], macros: dict[str, list[str]] | None = None) -> None:
+    """Raise QueryError unless every table function the query calls is in READ_TABLE_FUNCTIONS, or a
+    table macro of the warehouse (gpucat's `fit_offers`) whose body passes this same check, and no
+    table it names is a file; a PRAGMA must be in READ_PRAGMAS."""
+    try:
+        tree = json.loads(con.execute("SELECT json_serialize_sql($sql)", {"sql": sql}).fetchone()[0])
+    except duckdb.Error as exc:
+        raise QueryError(_first_line(exc)) from None
+    if tree.get("error"):
+        if names[:1] == ["pragma"]:
+            pragma = names[1] if len(names) > 1 else ""
+            if pragma not in READ_PRAGMAS:
+                raise QueryError(f"PRAGMA {pragma} is not available in a read-only `gpucat sql` session (allowed: {', '.join(sorted(READ_PRAGMAS))})")
+            return
+        raise QueryError(f"this statement cannot be checked for a read-only `gpucat sql` session: {tree.get('error_message', 'not a query')}")
+    for node in _nodes(tree):
+        if node.get("type") == "TABLE_FUNCTION":
+            name = str((node.get("function") or {}).get("function_name", "")).lower()
+            if name in READ_TABLE_FUNCTIONS:
+                continue
+            if macros is None:
+                macros = _table_macros(con)
+            if name in macros:
+                # emptied once checked: a macro is checked once, and one that calls itself ends here
+                bodies, macros[name] = macros[name], []
+                for body in bodies:
+                    check_reads(con, body, statement_names(body), macros)
+            else:
+                raise QueryError(
+                    f"table function `{name}` is not available in a read-only `gpucat sql` session (it may read outside the warehouse); "
+                    f"allowed: {', '.join(sorted(READ_TABLE_FUNCTIONS))}"
+                )
+        elif node.get("type") == "BASE_TABLE" and _FILE_LIKE.search(str(node.get("table_name", ""))):
+            raise QueryError(f"`{node.get('table_name')}` looks like a file: a read-only `gpucat sql` session reads the warehouse's tables only")
+
+
+def _table_macros(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """The warehouse's own table macros (not DuckDB's), name -> the body of each overload."""
+    rows = con.execute(
+        "SELECT lower(function_name), macro_definition FROM duckdb_functions() WHERE function_type = 'table_macro' AND NOT internal"
+    ).fetchall()
+    macros: dict[str, list[str]] = {}
+    for name, body in rows:
+        macros.setdefault(name, []).append(body or "")
+    return macros
+
+
+# DuckDB reads a table named like a file path or URL (`FROM 'prices.csv'`); gpucat's tables are plain names.
+_FILE_LIKE = re.compile(r"[./\\:~]")
+
+
+def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
+    """Every object in a parsed statement, depth first."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def statement_names(sql: str) -> list[str]:

@@ -152,6 +152,78 @@ def test_every_attack_fails_with_one_line_and_changes_no_byte(backend, tmp_path,
     assert not other.exists() and not (tmp_path / "exported").exists()
 
 
+# Readers that no deny list named: the read-only session allows table functions by name, so each is
+# refused wherever DuckDB's parse finds it (nested in a subquery, EXISTS, LATERAL, a join).
+UNLISTED_READS = {
+    "read-csv": "SELECT * FROM read_csv('{victim}')",
+    "read-blob-in-a-scalar-subquery": "SELECT (SELECT content FROM read_blob('{victim}'))",
+    "glob-in-exists": "SELECT 1 WHERE EXISTS (FROM glob('{tmp}/*'))",
+    "sniff-csv-lateral": "SELECT * FROM gpu_models, LATERAL (SELECT * FROM sniff_csv('{victim}')) LIMIT 1",
+    "parquet-metadata-join": "SELECT * FROM gpu_models POSITIONAL JOIN parquet_metadata('{data_file}')",
+    "read-parquet-in-a-cte": "WITH f AS (SELECT * FROM read_parquet('{data_file}')) SELECT count(*) FROM f",
+    "a-file-as-a-table": "SELECT * FROM '{victim}'",
+    "a-quoted-file-as-a-table": 'SELECT * FROM "{data_file}"',
+    "pragma-storage": "PRAGMA storage_info('gpu_models')",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(UNLISTED_READS))
+def test_read_only_table_functions_are_an_allow_list(backend, tmp_path, attack):
+    victim = tmp_path / "victim.csv"
+    victim.write_text("secret\nprecious\n")
+    result = run_sql(backend, UNLISTED_READS[attack].format(victim=victim, tmp=tmp_path, data_file=a_data_file(backend)), "--format", "csv")
+    assert result.exit_code == 1, result.output
+    assert "precious" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "read-only" in lines[0], result.stderr
+
+
+@pytest.mark.parametrize(
+    ("sql", "first_lines"),
+    [
+        ("SELECT * FROM range(3) t(n)", ["n", "0"]),
+        ("SELECT n FROM generate_series(2, 3) g(n)", ["n", "2"]),
+        ("SELECT x FROM (SELECT unnest([5, 6]) AS x)", ["x", "5"]),
+        ("SELECT table_name FROM duckdb_tables() WHERE table_name = 'gpu_models'", ["table_name", "gpu_models"]),
+        ("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT max(n) AS m FROM r", ["m", "3"]),
+        ("SELECT name FROM pragma_table_info('gpu_models') WHERE name = 'gpu_model'", ["name", "gpu_model"]),
+        ("PRAGMA table_info('gpu_models')", None),
+        ("DESCRIBE gpu_models", None),
+        ("SUMMARIZE SELECT 1 AS one", None),
+    ],
+    ids=["range", "generate-series", "unnest", "duckdb-tables", "recursive-cte", "pragma-table-info-function", "pragma-table-info", "describe", "summarize"],
+)
+def test_read_only_queries_still_compute_and_read_the_catalog(backend, sql, first_lines):
+    result = run_sql(backend, sql, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    if first_lines is not None:
+        assert result.stdout.splitlines()[:2] == first_lines
+
+
+def test_a_warehouse_table_macro_is_checked_by_its_body(backend, request):
+    """gpucat's own table macro runs (twice in one statement: each call is checked); a macro that
+    `--write` planted around a table function off the list is refused in a read-only session,
+    however deeply wrapped. (A file reader in a macro body is refused where DuckDB binds it.)"""
+    writer = backend
+    if backend.password:
+        _, url, _ = request.getfixturevalue("lake_warehouse")
+        writer = Backend(url, backend.files, WRITER_PASSWORD)
+    fit = "SELECT count(*) AS n FROM fit_offers(per_gpu_gb := 40, gpus := 1)"
+    twice = run_sql(backend, f"{fit} UNION ALL {fit}", "--format", "csv")
+    assert twice.exit_code == 0, twice.output
+    for statement in ("CREATE MACRO sneaky() AS TABLE SELECT * FROM duckdb_extensions()", "CREATE MACRO wrapper() AS TABLE SELECT * FROM sneaky()"):
+        created = run_sql(writer, statement, "--write")
+        assert created.exit_code == 0, created.output
+    try:
+        for call in ("SELECT * FROM sneaky()", "SELECT * FROM wrapper()", f"{fit} UNION ALL SELECT count(*) FROM wrapper()"):
+            result = run_sql(backend, call, "--format", "csv")
+            assert result.exit_code == 1, (call, result.output)
+            assert result.stderr.startswith("error: table function `duckdb_extensions` is not available in a read-only"), result.stderr
+    finally:
+        for name in ("wrapper", "sneaky"):
+            run_sql(writer, f"DROP MACRO TABLE {name}", "--write")
+
+
 def test_the_catalog_views_show_no_password(backend):
     result = run_sql(backend, "SHOW DATABASES", "--format", "csv")
     assert result.exit_code == 0, result.output

@@ -206,3 +206,32 @@ def test_half_the_sources_failing_at_once_leaves_the_other_half_loaded(tmp_path,
     assert {s for s, (status, _) in outcome.items() if status == "failed"} == set(broken)
     assert {status for s, (status, _) in outcome.items() if s not in set(broken) | SKIPPED_FALLBACKS} <= {"ok", "unchanged"}
     assert table(path, OFFER_CONTENT) == before  # the same replay: nothing lost, nothing new
+
+
+def test_the_flow_records_its_runs_running_and_marks_a_dead_refresh_interrupted(tmp_path, monkeypatch):
+    """The flow does what the in-process refresh does: before a source fetches, its run is a
+    `running` row naming the flow's process; a `running` row left by a dead process is marked
+    `interrupted`; the outcome replaces the flow's own row."""
+    import socket
+
+    from scrapers import get_source
+    from warehouse import runs
+
+    name = "runpod-graphql"
+    path = tmp_path / "gpucat.duckdb"
+    dead = pipeline.new_run(get_source("aws-spot"))
+    with db.connect(path) as con:
+        runs.start_runs(con, [dead], runner=f"{socket.gethostname()}:999999999")  # no such process
+    seen: list[tuple] = []
+    fetch = pipeline.fetch_source
+
+    def watching_fetch(source, options):
+        seen.extend(table(path, "SELECT source, status, runner FROM scrape_runs ORDER BY source"))
+        return fetch(source, options)
+
+    monkeypatch.setattr(pipeline, "fetch_source", watching_fetch)
+    state, summary = run_refresh(path, providers=[name])
+    assert state.is_completed()
+    assert seen == [("aws-spot", "interrupted", f"{socket.gethostname()}:999999999"), (name, "running", runs.this_runner())]
+    rows = table(path, "SELECT source, status, runner, error IS NOT NULL FROM scrape_runs ORDER BY source")
+    assert rows == [("aws-spot", "interrupted", f"{socket.gethostname()}:999999999", True), (name, "ok", None, False)]

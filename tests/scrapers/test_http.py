@@ -321,3 +321,67 @@ def test_an_error_body_is_kept_only_up_to_its_cap(tmp_path):
         fetcher.get("https://api.example.com/v1/prices")
     bodies = [p for p in (tmp_path / "capture").rglob("*") if p.is_file() and p.name != "manifest.jsonl"]
     assert len(bodies) == 1 and bodies[0].read_bytes() == huge[: http_module.MAX_ERROR_BODY_BYTES]
+
+
+class _Chunks(httpx.SyncByteStream):
+    def __init__(self, *chunks: bytes):
+        self.chunks = chunks
+
+    def __iter__(self):
+        yield from self.chunks
+
+
+def _deflate(data: bytes, wbits: int) -> bytes:
+    import zlib
+
+    compressor = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return compressor.compress(data) + compressor.flush()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "wbits"), [("gzip", 31), ("deflate", 15), ("deflate", -15), ("GZIP, identity", 31)], ids=["gzip", "zlib-deflate", "raw-deflate", "gzip-listed-with-identity"]
+)
+def test_compressed_bodies_are_stored_decoded(tmp_path, encoding, wbits):
+    body = b'{"offers": [' + b'{"gpu": "H100"},' * 40 + b"{}]}"
+    compressed = _deflate(body[:900], wbits)
+    # one stream served in two pieces, the cut inside the compressed data
+    handler, _ = responder(httpx.Response(200, headers={"Content-Encoding": encoding}, stream=_Chunks(compressed[:7], compressed[7:])))
+    fetcher, _ = fetcher_for(handler, tmp_path)
+    assert fetcher.get("https://api.example.com/x").path.read_bytes() == body[:900]
+
+
+def test_a_compression_bomb_is_refused_having_decoded_at_most_the_limit_and_one_step(tmp_path, monkeypatch):
+    """200 MB of zeros in ~200 KB of gzip, served as one chunk: decoding it whole (as httpx's own
+    decoder does) holds the 200 MB at once; decoding DECODE_STEP_BYTES at a time holds one step."""
+    import tracemalloc
+
+    from scrapers import http
+
+    bomb = _deflate(bytes(200 * 10**6), 31)
+    handler, _ = responder(httpx.Response(200, headers={"Content-Encoding": "gzip"}, stream=_Chunks(bomb)))
+    fetcher, _ = fetcher_for(handler, tmp_path)
+    decoded: list[int] = []
+    chunks = http.decoded_chunks
+    monkeypatch.setattr(http, "decoded_chunks", lambda *a: (decoded.append(len(c)) or c for c in chunks(*a)))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ResponseTooLarge, match="body exceeds the 1,000-byte limit"):
+            fetcher.get("https://api.example.com/x")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sum(decoded) <= SOURCE.max_response_bytes + http.DECODE_STEP_BYTES
+    assert peak < len(bomb) + 8 * http.DECODE_STEP_BYTES  # the compressed chunk, a few steps: never the 200 MB
+    assert list(tmp_path.iterdir()) == []  # the partial body is gone
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body", "message"),
+    [("br", b"\x0b\x02\x80", "unsupported Content-Encoding 'br'"), ("gzip, gzip", b"", "unsupported Content-Encoding"), ("gzip", b"not gzip at all", "not valid gzip")],
+    ids=["brotli", "stacked", "corrupt"],
+)
+def test_undecodable_bodies_fail_in_one_line(tmp_path, encoding, body, message):
+    handler, _ = responder(httpx.Response(200, headers={"Content-Encoding": encoding}, stream=_Chunks(body)))
+    fetcher, _ = fetcher_for(handler, tmp_path, policy=RetryPolicy(max_attempts=1, backoff_base_s=1, backoff_max_s=1, max_total_s=1))
+    with pytest.raises(FetchError, match=message):
+        fetcher.get("https://api.example.com/x")
