@@ -31,8 +31,8 @@ HERE = Path(__file__).resolve().parent
 def measure(path: Path) -> dict[str, float]:
     """Runs in a child process so that only the parser's memory is counted."""
     sys.path.insert(0, str(HERE.parent))
-    from scrapers import aws_pricelist
-    from scrapers.normalize import normalize
+    from gpucat.scrapers import aws_pricelist
+    from gpucat.scrapers.normalize import normalize
 
     baseline_mb = _vm_hwm_mb()
     started = time.perf_counter()

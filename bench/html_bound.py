@@ -19,8 +19,8 @@ ROW = "<tr><td>NVIDIA H100 SXM</td><td>80 GB</td><td>8</td><td>$2.49</td><td>&#x
 
 CHILD = r"""
 import io, json, sys, time
-from scrapers import _html
-from schemas.errors import ParseError
+from gpucat.scrapers import _html
+from gpucat.schemas.errors import ParseError
 body = open(sys.argv[1], 'rb')
 started = time.perf_counter()
 try:
@@ -43,7 +43,7 @@ def page_of(size: int, folder: Path) -> Path:
 
 
 def main() -> None:
-    from scrapers._html import MAX_HTML_BYTES
+    from gpucat.scrapers._html import MAX_HTML_BYTES
 
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as work:

@@ -210,8 +210,8 @@ def _child_aws(path: str) -> None:
     sys.path.insert(0, str(ROOT))
     from datetime import UTC, datetime
 
-    from schemas.records import Offer
-    from scrapers import aws_pricelist
+    from gpucat.schemas.records import Offer
+    from gpucat.scrapers import aws_pricelist
 
     cpu, wall = time.process_time(), time.perf_counter()
     with open(path, "rb") as body:

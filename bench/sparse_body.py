@@ -31,7 +31,7 @@ CHILD = r"""
 import json, sys, tempfile, time
 from pathlib import Path
 from gpucat import pipeline
-from scrapers import get_source
+from gpucat.scrapers import get_source
 started = time.perf_counter()
 with tempfile.TemporaryDirectory(prefix="gpucat-bench-") as work:
     options = pipeline.FetchOptions(workdir=Path(work), replay_dir=Path(sys.argv[1]))

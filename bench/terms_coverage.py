@@ -32,7 +32,7 @@ import polars as pl
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from schemas import egress_terms, providers, storage_terms  # noqa: E402
+from gpucat.schemas import egress_terms, providers, storage_terms  # noqa: E402
 
 MODELS = {
     "providers": (providers.CSV, providers.ProviderTerms),
@@ -85,7 +85,7 @@ SCRAPED = {"scraped_storage_terms": storage_terms.ScrapedStorageTerms, "scraped_
 
 def scraped_terms_sources() -> dict[str, list[str]]:
     """Registry sources that fill a terms table: {provider: [source, ...]}."""
-    from scrapers import all_sources
+    from gpucat.scrapers import all_sources
 
     found: dict[str, list[str]] = {}
     for name, source in sorted(all_sources().items()):
@@ -97,9 +97,9 @@ def scraped_terms_sources() -> dict[str, list[str]]:
 def scraped_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
     """Figure cells of the scraped terms rows the bundled fixtures produce, per table and source."""
     from gpucat import pipeline
-    from scrapers import all_sources
+    from gpucat.scrapers import all_sources
 
-    from scrapers.normalize import latest_rates
+    from gpucat.scrapers.normalize import latest_rates
 
     def bodies(source) -> list[Path]:
         folder = fixtures / source.provider / source.name
@@ -131,9 +131,9 @@ def catalog_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
     import tempfile
 
     from gpucat import pipeline
-    from schemas import null_reasons
-    from scrapers import all_sources
-    from warehouse import db
+    from gpucat.schemas import null_reasons
+    from gpucat.scrapers import all_sources
+    from gpucat.warehouse import db
 
     sources = [s for s in all_sources().values() if s.loads_first or set(s.tables) & set(SCRAPED)]
     out: dict[str, dict] = {}

@@ -23,10 +23,10 @@ from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 
 from gpucat import pipeline
-from scrapers import get_source, select_sources
-from warehouse import db
-from warehouse import runs as runs_log
-from warehouse.load import RunRecord
+from gpucat.scrapers import get_source, select_sources
+from gpucat.warehouse import db
+from gpucat.warehouse import runs as runs_log
+from gpucat.warehouse.load import RunRecord
 
 
 @task(name="fetch", cache_policy=NO_CACHE)

@@ -8,7 +8,7 @@ Importing it needs prefect-dask (gpucat[dask]).
 
 from __future__ import annotations
 
-from flows.refresh import refresh as _refresh
-from flows.runners import runner_from_env
+from gpucat.flows.refresh import refresh as _refresh
+from gpucat.flows.runners import runner_from_env
 
 refresh = _refresh.with_options(task_runner=runner_from_env())

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 ADDRESS_ENV = "GPUCAT_DASK_ADDRESS"
 WORKERS_ENV = "GPUCAT_DASK_WORKERS"
@@ -43,7 +43,7 @@ def dask_task_runner(address: str | None = None, workers: int | None = None, *, 
         import prefect_dask  # noqa: F401
     except ImportError:
         raise UserInputError("the Dask task runner needs prefect-dask: install gpucat[dask] (uv sync --extra dask)") from None
-    from flows._dask import DaskTaskRunner
+    from gpucat.flows._dask import DaskTaskRunner
 
     if address:
         return DaskTaskRunner(address=address)
@@ -112,7 +112,7 @@ def prefect_api() -> Iterator[str]:
 
 def run_refresh(task_runner: Any, **parameters: Any) -> Any:
     """Run the refresh flow on `task_runner` (e.g. `dask_task_runner()`); returns its final state."""
-    from flows.refresh import refresh
+    from gpucat.flows.refresh import refresh
 
     with prefect_api():
         return refresh.with_options(task_runner=task_runner)(**parameters, return_state=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpucat.schedules import Group, config_path, load_groups, select_groups
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 
 # Refreshes of one database at once: one. A tick that finds it running is cancelled, not queued.
@@ -51,13 +51,13 @@ class DaskCluster:
 
     def environ(self) -> dict[str, str]:
         """What `flows/refresh_dask.py` reads in each run's process (runs inherit this one's environment)."""
-        from flows.runners import ADDRESS_ENV, WORKERS_ENV
+        from gpucat.flows.runners import ADDRESS_ENV, WORKERS_ENV
 
         return {ADDRESS_ENV: self.address or "", WORKERS_ENV: str(self.workers or "")}
 
 
 # The same flow with a Dask task runner (its cluster read from the environment at import).
-DASK_ENTRYPOINT = "flows.refresh_dask.refresh"
+DASK_ENTRYPOINT = "gpucat.flows.refresh_dask.refresh"
 
 
 def deployment(
@@ -70,7 +70,7 @@ def deployment(
     from prefect.deployments.runner import EntrypointType
     from prefect.schedules import Cron, Interval
 
-    from flows.refresh import database_label, refresh
+    from gpucat.flows.refresh import database_label, refresh
 
     label = database_label(db_path)
     served = [g.name for g in groups]
@@ -121,11 +121,11 @@ def serve(
     # Runs are subprocesses of this one: they read the same schedules file (freshness budgets).
     os.environ["GPUCAT_SCHEDULES"] = str(config_path(config).resolve())
     if dask is not None:
-        from flows.runners import dask_task_runner
+        from gpucat.flows.runners import dask_task_runner
 
         dask_task_runner(dask.address, dask.workers)  # prefect-dask installed, sizes valid: fail now, not per run
         os.environ.update(dask.environ())
-    from warehouse.db import db_path as resolve_db_path
+    from gpucat.warehouse.db import db_path as resolve_db_path
 
     # The default database is resolved here, once: its identity names the deployment.
     target = resolve_db_path(db_path)

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from warehouse.db import query_sql
+from gpucat.warehouse.db import query_sql
 
 T = TypeVar("T")
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import duckdb
 
-from schemas.errors import QueryError
-from warehouse import sandbox
-from warehouse.db import query_sql
+from gpucat.schemas.errors import QueryError
+from gpucat.warehouse import sandbox
+from gpucat.warehouse.db import query_sql
 
 # Rows fetched from DuckDB at a time by `gpucat sql`.
 BATCH_ROWS = 2048
@@ -38,7 +38,7 @@ def run_query(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] |
 
 def status(con: duckdb.DuckDBPyConnection, now: datetime | None = None) -> list[dict[str, Any]]:
     """One entry per registered source (never-run ones too), newest run first-class."""
-    from scrapers import all_sources  # imports every source module: only `status` needs the list
+    from gpucat.scrapers import all_sources  # imports every source module: only `status` needs the list
 
     now = now or datetime.now(UTC)
     seen = {row["source"]: row for row in run_query(con, query_sql("status")).records()}

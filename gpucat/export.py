@@ -21,7 +21,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from gpucat import __version__
-from schemas.errors import GpucatError, UserInputError
+from gpucat.schemas.errors import GpucatError, UserInputError
 
 MANIFEST = "manifest.json"
 T = TypeVar("T")

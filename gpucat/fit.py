@@ -24,10 +24,10 @@ from typing import Any
 
 import duckdb
 
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 from gpucat.freshness import stale_sources
 from gpucat.memory import MemoryEstimate, ModelArch, TrainSettings, per_gpu_need
-from warehouse.db import query_sql
+from gpucat.warehouse.db import query_sql
 
 GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 RISKS = ("safe", "likely")

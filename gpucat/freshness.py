@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.db import query_sql
+from gpucat.warehouse.db import query_sql
 
 # The SQL predicate on current_offers (or any relation carrying its is_stale column, such as
 # fit_offers): bind $include_stale. True keeps every offer; false keeps those within budget.

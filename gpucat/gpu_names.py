@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpucat.suggest import unknown_message
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 _MEMORY = re.compile(r"^(?P<name>.+?)[-_ ]+(?P<gb>\d+)\s*gb$")
 
@@ -34,7 +34,7 @@ def _key(text: str) -> str:
 
 
 def resolve_gpu(typed: str) -> GpuChoice:
-    from schemas.reference import gpu_models
+    from gpucat.schemas.reference import gpu_models
 
     models = list(gpu_models().values())
     text, count = typed.strip(), None

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from schemas.errors import GpucatError, UserInputError
-from schemas.reference import REFERENCE_DIR
+from gpucat.schemas.errors import GpucatError, UserInputError
+from gpucat.schemas.reference import REFERENCE_DIR
 
 LAUNCH_NAMES_CSV = REFERENCE_DIR / "launch_names.csv"
 FORMATS = ("sky", "dstack")

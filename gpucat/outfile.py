@@ -14,7 +14,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from schemas.errors import GpucatError, UserInputError
+from gpucat.schemas.errors import GpucatError, UserInputError
 
 
 def check_target(path: Path, option: str = "--out") -> None:

@@ -20,27 +20,27 @@ import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, PrimaryLoaded, SourceError, UserInputError
+from gpucat.schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, PrimaryLoaded, SourceError, UserInputError
 from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
-from schemas.gpu_models import GpuModelRow
-from schemas import egress_terms, null_reasons, storage_terms
-from schemas import providers as provider_terms
-from schemas.model_archs import ModelArchRow
-from schemas.reference import GPU_MODELS_CSV
-from schemas.validate import Validated, validate, validate_each
-from scrapers import all_sources
-from schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
-from scrapers.base import Source, parse_pages
-from scrapers.capture import CaptureWriter, ReplayTransport, find_entry
-from scrapers.conditional import SourceUnchanged, Validators
-from schemas.redact import redact, redact_value
-from scrapers.http import Fetcher, make_client
-from scrapers.normalize import NO_RATES, ExchangeRates, normalize
-from warehouse import db, validators
-from warehouse import runs as runs_log
-from warehouse.load import RunRecord, load_source, record_failure
+from gpucat.schemas.gpu_models import GpuModelRow
+from gpucat.schemas import egress_terms, null_reasons, storage_terms
+from gpucat.schemas import providers as provider_terms
+from gpucat.schemas.model_archs import ModelArchRow
+from gpucat.schemas.reference import GPU_MODELS_CSV
+from gpucat.schemas.validate import Validated, validate, validate_each
+from gpucat.scrapers import all_sources
+from gpucat.schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers.base import Source, parse_pages
+from gpucat.scrapers.capture import CaptureWriter, ReplayTransport, find_entry
+from gpucat.scrapers.conditional import SourceUnchanged, Validators
+from gpucat.schemas.redact import redact, redact_value
+from gpucat.scrapers.http import Fetcher, make_client
+from gpucat.scrapers.normalize import NO_RATES, ExchangeRates, normalize
+from gpucat.warehouse import db, validators
+from gpucat.warehouse import runs as runs_log
+from gpucat.warehouse.load import RunRecord, load_source, record_failure
 
 # Reference tables every refresh reloads from the repo: table -> (CSV, its pandera model).
 # The reviewed terms rows load into reviewed_*; the storage_terms / egress_terms views merge them

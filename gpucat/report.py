@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 
 from gpucat.formats import money, printable
-from warehouse.db import query_sql
+from gpucat.warehouse.db import query_sql
 
 MARKETS = ("on_demand", "spot")
 MARKET_COLOURS = {"on_demand": "#1f77b4", "spot": "#ff7f0e"}

@@ -18,10 +18,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from schemas.errors import UserInputError
-from scrapers import all_sources
-from scrapers.base import Source
-from warehouse.db import query_sql
+from gpucat.schemas.errors import UserInputError
+from gpucat.scrapers import all_sources
+from gpucat.scrapers.base import Source
+from gpucat.warehouse.db import query_sql
 
 SCHEDULES_TOML = Path(__file__).with_name("schedules.toml")
 # A budget is this many times the longest gap between two scheduled runs, unless the file says.

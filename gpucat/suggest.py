@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 
 def nearest(name: str, known: Iterable[str], n: int = 3) -> list[str]:
@@ -42,14 +42,14 @@ def check_providers(names: Iterable[str]) -> None:
     names = list(names)
     if not names:  # nothing to check: spare a read command importing every scraper (and bs4)
         return
-    from scrapers import all_sources
+    from gpucat.scrapers import all_sources
 
     offering = {s.provider for s in all_sources().values() if "offers" in s.tables}
     check_names("provider", names, offering, show_all=True)
 
 
 def check_sources_or_providers(names: Iterable[str]) -> None:
-    from scrapers import all_sources
+    from gpucat.scrapers import all_sources
 
     sources = all_sources().values()
     check_names("provider or source", names, {s.provider for s in sources} | {s.name for s in sources})
@@ -60,7 +60,7 @@ def check_gpus(names: Iterable[str]) -> None:
     names = list(names)
     if not names:
         return
-    from schemas.reference import gpu_models
+    from gpucat.schemas.reference import gpu_models
 
     models = gpu_models().values()
     check_names("GPU model or family", names, {g.gpu_model for g in models} | {g.family for g in models})

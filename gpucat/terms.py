@@ -15,8 +15,8 @@ from typing import Any
 import duckdb
 
 from gpucat.catalog import Result, run_query
-from schemas.errors import UserInputError
-from warehouse.db import query_sql
+from gpucat.schemas.errors import UserInputError
+from gpucat.warehouse.db import query_sql
 
 # Terms verified longer ago than this are flagged by `gpucat status` and `gpucat providers`.
 STALE_AFTER_DAYS = 180
@@ -66,7 +66,7 @@ def in_full(
 
 def _explained(table: str, rows: list[dict[str, Any]], rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # here, not at the top: `gpucat status` reads this module and must not pay for pandera
-    from schemas import null_reasons
+    from gpucat.schemas import null_reasons
 
     reasons = null_reasons.explain(table, rows, rules)
     return [{**row, "null_reasons": why} for row, why in zip(rows, reasons, strict=True)]

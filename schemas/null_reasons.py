@@ -24,8 +24,8 @@ from typing import Any, Optional
 import pandera.polars as pa
 import polars as pl
 
-from schemas import egress_terms, evidence, providers, storage_terms
-from schemas.reference import REFERENCE_DIR
+from gpucat.schemas import egress_terms, evidence, providers, storage_terms
+from gpucat.schemas.reference import REFERENCE_DIR
 
 CSV = REFERENCE_DIR / "terms" / "null_reasons.csv"
 REASONS = ["not_published", "not_found", "not_applicable"]

@@ -8,7 +8,7 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from schemas.reference import gpu_models
+from gpucat.schemas.reference import gpu_models
 
 MARKETS = ["on_demand", "spot"]
 AVAILABILITY = ["available", "unavailable", "unknown"]

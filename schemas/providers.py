@@ -11,9 +11,9 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from schemas.sourced import Sourced
-from schemas.reference import REFERENCE_DIR
-from schemas.offers import FABRICS, PRICE_UNITS
+from gpucat.schemas.sourced import Sourced
+from gpucat.schemas.reference import REFERENCE_DIR
+from gpucat.schemas.offers import FABRICS, PRICE_UNITS
 
 CSV = REFERENCE_DIR / "terms" / "providers.csv"
 KEY = ("provider",)

@@ -11,7 +11,7 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from schemas import evidence
+from gpucat.schemas import evidence
 
 
 class Sourced(pa.DataFrameModel):

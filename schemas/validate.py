@@ -15,9 +15,9 @@ from typing import Any
 import pandera.polars as pa
 import polars as pl
 
-from schemas import egress_terms, exchange_rates, interruption_rates, offers, storage_terms
-from schemas.errors import ParseError
-from schemas.records import Record, Rejected
+from gpucat.schemas import egress_terms, exchange_rates, interruption_rates, offers, storage_terms
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Record, Rejected
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import importlib
 import pkgutil
 from functools import cache
 
-from schemas.errors import UserInputError
-from scrapers.base import Source
+from gpucat.schemas.errors import UserInputError
+from gpucat.scrapers.base import Source
 
 _INFRASTRUCTURE = {"base", "http", "capture", "normalize"}
 
@@ -64,7 +64,7 @@ def select_sources(names: list[str] | None) -> list[Source]:
 
 def sources_table() -> str:
     """The README's sources table, as Markdown, from the registry (`gpucat sources --markdown`)."""
-    from scrapers._provenance import provenance_summary
+    from gpucat.scrapers._provenance import provenance_summary
 
     lines = ["| source | provider | endpoint hosts | API key | fixtures | what it loads |", "|---|---|---|---|---|---|"]
     for source in all_sources().values():

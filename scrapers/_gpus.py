@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from schemas.reference import gpu_form_defaults, gpu_models
+from gpucat.schemas.reference import gpu_form_defaults, gpu_models
 
 USABLE_LOW = 0.88
 USABLE_HIGH = 1.10

@@ -19,7 +19,7 @@ from typing import IO, TypeVar
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 
-from schemas.errors import ParseError
+from gpucat.schemas.errors import ParseError
 
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 T = TypeVar("T")

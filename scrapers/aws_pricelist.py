@@ -24,10 +24,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from schemas.errors import ParseError
-from scrapers import _aws, _linescan
-from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from scrapers.base import Fetcher, Source, read_at_most
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import _aws, _linescan
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers.base import Fetcher, Source, read_at_most
 
 HOST = "pricing.us-east-1.amazonaws.com"
 BASE = f"https://{HOST}"

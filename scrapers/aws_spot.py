@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from scrapers import _aws
-from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import _aws
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "website.spot.ec2.aws.a2z.com"
 URL = f"https://{HOST}/spot.json"

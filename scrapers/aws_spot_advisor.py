@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import InterruptionRate, Page, ParseItem, Rejected
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import InterruptionRate, Page, ParseItem, Rejected
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "spot-bid-advisor.s3.amazonaws.com"
 URL = f"https://{HOST}/spot-advisor-data.json"

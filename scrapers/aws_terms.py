@@ -22,10 +22,10 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import IO
 
-from schemas.errors import ParseError
-from schemas.records import Page, ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
-from scrapers import _linescan
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Page, ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
+from gpucat.scrapers import _linescan
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "pricing.us-east-1.amazonaws.com"
 BASE = f"https://{HOST}/offers/v1.0/aws"

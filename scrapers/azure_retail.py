@@ -19,12 +19,12 @@ from datetime import datetime
 from typing import IO, Any
 from urllib.parse import quote
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from scrapers import _azure
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers import _azure
+from gpucat.scrapers.base import Fetcher, Source
 
-from schemas.reference import gpu_models
+from gpucat.schemas.reference import gpu_models
 
 HOST = "prices.azure.com"
 API_VERSION = "2023-01-01-preview"

@@ -25,10 +25,10 @@ from datetime import datetime
 from typing import IO, Any
 from urllib.parse import quote
 
-from schemas.errors import ParseError
-from schemas.records import Page, ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
-from scrapers.azure_retail import API_VERSION, HOST, walk
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Page, ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
+from gpucat.scrapers.azure_retail import API_VERSION, HOST, walk
+from gpucat.scrapers.base import Fetcher, Source
 
 REGIONS = ("eastus",)  # the region Azure's pricing pages quote first; see terms_reference_regions
 DISK_PRODUCTS = ("Premium SSD Managed Disks", "Standard SSD Managed Disks")

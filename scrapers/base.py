@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any, Protocol
 
-from schemas.errors import ParseError
-from schemas.records import Page, ParseItem, Rejected, type_problems
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Page, ParseItem, Rejected, type_problems
 
 
 class Fetcher(Protocol):

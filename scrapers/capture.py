@@ -32,11 +32,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from schemas.errors import FetchError, ReplayMiss, UserInputError
-from schemas.redact import match_url, redact
+from gpucat.schemas.errors import FetchError, ReplayMiss, UserInputError
+from gpucat.schemas.redact import match_url, redact
 
 if TYPE_CHECKING:
-    from scrapers.base import Source
+    from gpucat.scrapers.base import Source
 
 MANIFEST = "manifest.jsonl"
 KEPT_HEADERS = ("content-type", "etag", "last-modified", "retry-after", "date", "x-ms-ratelimit-remaining")

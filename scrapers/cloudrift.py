@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.cloudrift.ai"
 URL = f"https://{HOST}/api/v1/instance-types/list"

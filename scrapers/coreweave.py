@@ -29,10 +29,10 @@ from typing import IO
 
 from bs4 import Tag
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from scrapers import _html
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers import _html
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "www.coreweave.com"
 URL = f"https://{HOST}/pricing"

@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, ParseItem, Rejected
-from schemas.units import gb_from_gib
-from scrapers.base import Fetcher, Page, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, ParseItem, Rejected
+from gpucat.schemas.units import gb_from_gib
+from gpucat.scrapers.base import Fetcher, Page, Source
 
 HOST = "rest.compute.cudo.org"
 URL = f"https://{HOST}/v1/vms/machine-types"

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import ParseItem, Rejected, ScrapedStorageTerm
-from scrapers.base import Source
-from scrapers.cudo_machine_types import HOST, fetch
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ParseItem, Rejected, ScrapedStorageTerm
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.cudo_machine_types import HOST, fetch
 
 HOURS_PER_MONTH = 730
 GIB_GB = 1.073741824

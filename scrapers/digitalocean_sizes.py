@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from schemas.units import gb_from_mib
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.schemas.units import gb_from_mib
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.digitalocean.com"
 URL = f"https://{HOST}/v2/sizes"

@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import ParseItem, Rejected, ScrapedEgressTier
-from scrapers.base import Source
-from scrapers.digitalocean_sizes import HOST, fetch
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ParseItem, Rejected, ScrapedEgressTier
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.digitalocean_sizes import HOST, fetch
 
 GIB_PER_TB = 1000  # DigitalOcean's "TB" of transfer is 1,000 GiB
 GIB_GB = 1.073741824

@@ -15,9 +15,9 @@ from datetime import date, datetime
 from typing import IO
 from xml.etree import ElementTree
 
-from schemas.errors import ParseError
-from schemas.records import ExchangeRate, Page, ParseItem, Rejected
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ExchangeRate, Page, ParseItem, Rejected
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "www.ecb.europa.eu"
 URL = f"https://{HOST}/stats/eurofxref/eurofxref-daily.xml"

@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from scrapers._gpus import resolve
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers._gpus import resolve
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "cloudbilling.googleapis.com"
 COMPUTE_ENGINE = "6F81-5844-456A"

@@ -27,10 +27,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
-from scrapers.base import Source
-from scrapers.gcp_billing import HOST, fetch
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.gcp_billing import HOST, fetch
 
 GIB_GB = 1.073741824
 DISKS = {"Storage PD Capacity": "pd-standard", "Balanced PD Capacity": "pd-balanced", "SSD backed PD Capacity": "pd-ssd"}

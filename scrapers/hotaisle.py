@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import IO, Any
 from urllib.parse import quote, urlsplit
 
-from schemas.errors import ParseError
-from schemas.records import Offer, ParseItem, Rejected
-from scrapers.base import Fetcher, Page, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, ParseItem, Rejected
+from gpucat.scrapers.base import Fetcher, Page, Source
 
 HOST = "admin.hotaisle.app"
 API = f"https://{HOST}/api"

@@ -29,18 +29,18 @@ from typing import Any
 
 import httpx
 
-from schemas.errors import (
+from gpucat.schemas.errors import (
     DisallowedHost,
     FetchError,
     MissingApiKey,
     ResponseTooLarge,
     TransientFetchError,
 )
-from schemas.records import Page
-from schemas.redact import redact, redact_bytes, redact_url, secret_patterns
-from scrapers.base import Source
-from scrapers.capture import CaptureWriter, body_hash
-from scrapers.conditional import SourceUnchanged, Validators, code_version
+from gpucat.schemas.records import Page
+from gpucat.schemas.redact import redact, redact_bytes, redact_url, secret_patterns
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.capture import CaptureWriter, body_hash
+from gpucat.scrapers.conditional import SourceUnchanged, Validators, code_version
 
 USER_AGENT = f"gpucat/{metadata.version('gpucat')} (+https://github.com/gpucat/gpucat)"
 TIMEOUT = httpx.Timeout(connect=10.0, read=60.0, write=30.0, pool=60.0)

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "infrahub-api.nexgencloud.com"
 URL = f"https://{HOST}/v1/pricebook"

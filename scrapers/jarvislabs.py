@@ -23,11 +23,11 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.reference import gpu_models
-from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from scrapers._gpus import resolve
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.reference import gpu_models
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers._gpus import resolve
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "backendn.jarvislabs.net"
 URL = f"https://{HOST}/misc/server_meta"

@@ -29,11 +29,11 @@ from typing import IO
 
 from bs4 import BeautifulSoup, Tag
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from schemas.units import gb_from_gib
-from scrapers import _html
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.schemas.units import gb_from_gib
+from gpucat.scrapers import _html
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "lambda.ai"
 URL = f"https://{HOST}/pricing"

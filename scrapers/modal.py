@@ -27,10 +27,10 @@ from typing import IO
 
 from bs4 import Tag
 
-from schemas.records import Offer, Page, ParseItem, Rejected
-from schemas.units import SECONDS_PER_HOUR
-from scrapers import _html
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.schemas.units import SECONDS_PER_HOUR
+from gpucat.scrapers import _html
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "modal.com"
 URL = f"https://{HOST}/pricing"

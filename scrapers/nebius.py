@@ -30,10 +30,10 @@ from collections.abc import Iterator
 from datetime import date, datetime
 from typing import IO
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from scrapers import _html
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers import _html
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "nebius.com"
 URL = f"https://{HOST}/prices"

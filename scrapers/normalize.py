@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, date
 
-from schemas.records import ExchangeRate, Offer, ParseItem, Rejected, ScrapedStorageTerm
-from schemas.reference import gpu_models
+from gpucat.schemas.records import ExchangeRate, Offer, ParseItem, Rejected, ScrapedStorageTerm
+from gpucat.schemas.reference import gpu_models
 
 ExchangeRates = Mapping[str, ExchangeRate | Sequence[ExchangeRate]]
 """The rates each currency may be converted with, by ISO code (USD needs none): one rate, or

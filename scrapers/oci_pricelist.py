@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, ParseItem, Rejected
-from scrapers.base import Fetcher, Page, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, ParseItem, Rejected
+from gpucat.scrapers.base import Fetcher, Page, Source
 
 HOST = "apexapps.oracle.com"
 URL = f"https://{HOST}/pls/apex/cetools/api/v1/products/"

@@ -24,11 +24,11 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from schemas.units import gb_from_gib
-from scrapers._gpus import resolve
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.schemas.units import gb_from_gib
+from gpucat.scrapers._gpus import resolve
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "eu.api.ovh.com"
 URL = f"https://{HOST}/1.0/order/catalog/public/cloud"

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import ParseItem, Rejected, ScrapedStorageTerm
-from scrapers.base import Source
-from scrapers.ovh_catalog import HOST, PRICE_SCALE, fetch
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ParseItem, Rejected, ScrapedStorageTerm
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.ovh_catalog import HOST, PRICE_SCALE, fetch
 
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.runpod.io"
 URL = f"https://{HOST}/graphql"

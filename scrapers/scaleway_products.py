@@ -17,10 +17,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from scrapers._gpus import resolve
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers._gpus import resolve
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.scaleway.com"
 # GPU zones: PAR2 and WAW2 (shared/reference/providers.md, from scaleway/docs-content PR #4621);

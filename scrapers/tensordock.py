@@ -17,9 +17,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "dashboard.tensordock.com"
 URL = f"https://{HOST}/api/v2/locations"

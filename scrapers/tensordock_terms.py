@@ -15,10 +15,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import ParseItem, Rejected, ScrapedStorageTerm
-from scrapers.base import Source
-from scrapers.tensordock import HOST, fetch
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ParseItem, Rejected, ScrapedStorageTerm
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.tensordock import HOST, fetch
 
 HOURS_PER_MONTH = 730
 

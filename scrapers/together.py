@@ -27,10 +27,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from scrapers import _html
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers import _html
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "www.together.ai"
 URL = f"https://{HOST}/pricing"

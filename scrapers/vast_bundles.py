@@ -29,11 +29,11 @@ from datetime import datetime
 from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Page, ParseItem, Rejected
-from schemas.units import gb_from_mib
-from scrapers._gpus import MIB_GB, fits_nameplate, resolve
-from scrapers.base import Fetcher, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.schemas.units import gb_from_mib
+from gpucat.scrapers._gpus import MIB_GB, fits_nameplate, resolve
+from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "console.vast.ai"
 URL = f"https://{HOST}/api/v0/bundles/"

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, ParseItem, Rejected
-from scrapers.base import Fetcher, Page, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, ParseItem, Rejected
+from gpucat.scrapers.base import Fetcher, Page, Source
 
 HOST = "api.datacrunch.io"
 URL = f"https://{HOST}/v1/instance-types"

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Page, ParseItem, Rejected, ScrapedStorageTerm
-from scrapers.base import Fetcher, Source
-from scrapers.verda_instance_types import HOST
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Page, ParseItem, Rejected, ScrapedStorageTerm
+from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers.verda_instance_types import HOST
 
 URL = f"https://{HOST}/v1/volume-types"
 SECONDS_PER_MONTH = 730 * 3600

@@ -20,10 +20,10 @@ from datetime import datetime
 from fractions import Fraction
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import Offer, ParseItem, Rejected
-from schemas.units import gb_from_mib
-from scrapers.base import Fetcher, Page, Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, ParseItem, Rejected
+from gpucat.schemas.units import gb_from_mib
+from gpucat.scrapers.base import Fetcher, Page, Source
 
 HOST = "api.vultr.com"
 PLANS_URL = f"https://{HOST}/v2/plans"

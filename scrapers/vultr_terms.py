@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from schemas.errors import ParseError
-from schemas.records import ParseItem, Rejected, ScrapedEgressTier
-from scrapers.base import Source
-from scrapers.vultr_plans import HOST, fetch
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ParseItem, Rejected, ScrapedEgressTier
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.vultr_plans import HOST, fetch
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:

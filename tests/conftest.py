@@ -32,8 +32,8 @@ def load_fixture_catalog(path: Path, replay_dir: Path = FIXTURES) -> Path:
     import tempfile
 
     from gpucat import pipeline
-    from scrapers import all_sources
-    from warehouse import db
+    from gpucat.scrapers import all_sources
+    from gpucat.warehouse import db
 
     con = db.connect(path)
     with tempfile.TemporaryDirectory() as work:
@@ -53,7 +53,7 @@ def fixture_pages(source_name: str, replay_dir: Path = FIXTURES) -> list:
     import tempfile
 
     from gpucat import pipeline
-    from scrapers import get_source
+    from gpucat.scrapers import get_source
 
     work = Path(tempfile.mkdtemp(prefix="gpucat-pages-"))
     return pipeline.fetch_source(get_source(source_name), pipeline.FetchOptions(workdir=work, replay_dir=replay_dir))
@@ -61,9 +61,9 @@ def fixture_pages(source_name: str, replay_dir: Path = FIXTURES) -> list:
 
 def fixture_files(source_name: str) -> list[Path]:
     """The fixture bodies the source's fetch walk yields as pages, in order (what `gpucat parse` takes)."""
-    from schemas.redact import match_url
-    from scrapers import get_source
-    from scrapers.capture import read_manifest
+    from gpucat.schemas.redact import match_url
+    from gpucat.scrapers import get_source
+    from gpucat.scrapers.capture import read_manifest
 
     source = get_source(source_name)
     entries = {match_url(e.url): e.body for e in read_manifest(FIXTURES / source.provider / source.name)}

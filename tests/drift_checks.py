@@ -10,11 +10,11 @@ import tempfile
 from pathlib import Path
 
 from gpucat import pipeline
-from schemas.errors import UserInputError
-from schemas.records import Offer
-from schemas.reference import gpu_models
-from scrapers.base import Source
-from scrapers.capture import read_manifest
+from gpucat.schemas.errors import UserInputError
+from gpucat.schemas.records import Offer
+from gpucat.schemas.reference import gpu_models
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.capture import read_manifest
 
 
 def replayed_pages(source: Source, fixtures: Path) -> list:
@@ -24,8 +24,8 @@ def replayed_pages(source: Source, fixtures: Path) -> list:
 
 def fixture_rates(fixtures: Path) -> dict:
     """The exchange rates a replay of `fixtures` loads first: what a refresh converts prices with."""
-    from scrapers import all_sources
-    from scrapers.normalize import rates_by_currency
+    from gpucat.scrapers import all_sources
+    from gpucat.scrapers.normalize import rates_by_currency
 
     first = [s for s in all_sources().values() if s.loads_first and (fixtures / s.provider / s.name).is_dir()]
     return rates_by_currency(item for s in first for item in pipeline.parse_source(s, replayed_pages(s, fixtures)))

@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from schemas.records import Offer
-from scrapers.base import Source
+from gpucat.schemas.records import Offer
+from gpucat.scrapers.base import Source
 
 
 def example_source(name: str = "example-offers") -> Source:

@@ -13,21 +13,21 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import scrapers
+from gpucat import scrapers
 from gpucat import catalog, pipeline
 from gpucat.cli import app
 from tests.conftest import FIXTURES
 from tests.drift_checks import source_problems
-from warehouse import db
+from gpucat.warehouse import db
 
 MODULE = '''
 """Toy Cloud's price list: a JSON list of GPU types, priced per GPU-hour."""
 
 import json
 
-from schemas.errors import ParseError
-from schemas.records import Offer, Rejected
-from scrapers.base import Source
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Offer, Rejected
+from gpucat.scrapers.base import Source
 
 URL = "https://api.toy.example/v1/prices"
 GPUS = {"NVIDIA H100 80GB HBM3": "H100-SXM", "NVIDIA L4": "L4"}
@@ -89,7 +89,7 @@ def toy(tmp_path, monkeypatch):
     scrapers.all_sources.cache_clear()
     yield fixtures, tests
     scrapers.all_sources.cache_clear()
-    sys.modules.pop("scrapers.toy_prices", None)
+    sys.modules.pop("gpucat.scrapers.toy_prices", None)
 
 
 def test_a_new_source_needs_its_three_files_and_nothing_else(toy, tmp_path):

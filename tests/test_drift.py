@@ -13,11 +13,11 @@ import pytest
 import typer.main
 
 from gpucat.cli import app
-from schemas.gpu_models import GpuModelRow
-from schemas.offers import Offer as OfferModel
-from schemas.records import Offer, record_columns
-from schemas.reference import GPU_MODELS_CSV
-from scrapers import all_sources, sources_table
+from gpucat.schemas.gpu_models import GpuModelRow
+from gpucat.schemas.offers import Offer as OfferModel
+from gpucat.schemas.records import Offer, record_columns
+from gpucat.schemas.reference import GPU_MODELS_CSV
+from gpucat.scrapers import all_sources, sources_table
 from tests.conftest import FIXTURES, ROOT
 from tests.drift_checks import source_problems
 
@@ -40,7 +40,7 @@ def test_gpu_models_reference_is_valid_and_broad():
 def test_the_offer_record_is_the_one_list_of_offer_columns():
     assert record_columns("offers") == [f.name for f in fields(Offer)]
     assert sorted(OfferModel.to_schema().columns) == sorted(record_columns("offers"))
-    from warehouse import db
+    from gpucat.warehouse import db
 
     with db.connect(":memory:") as con:
         stored = {c for (c,) in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'offer_versions'").fetchall()}
@@ -73,7 +73,7 @@ def test_every_command_has_help_and_a_readme_entry(command):
 
 def test_data_model_doc_names_every_column():
     doc = (ROOT / "docs" / "data-model.md").read_text()
-    from warehouse import db
+    from gpucat.warehouse import db
 
     with db.connect(":memory:") as con:
         columns = con.execute("SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'main'").fetchall()

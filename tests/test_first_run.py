@@ -19,10 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from scrapers import all_sources
-from scrapers.capture import read_manifest
+from gpucat.scrapers import all_sources
+from gpucat.scrapers.capture import read_manifest
 from tests.conftest import FIXTURES, ROOT
-from warehouse import db
+from gpucat.warehouse import db
 
 runner = CliRunner()
 REPLAY = re.compile(r"replayed data (\d+)(?:-(\d+))? days old, captured \d{4}-\d\d-\d\d(\.\.\d{4}-\d\d-\d\d)? \([^)]*fixtures\)")

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from schemas.errors import DatabaseBusy, DatabaseMissing, GpucatError
-from warehouse import lake
+from gpucat.schemas.errors import DatabaseBusy, DatabaseMissing, GpucatError
+from gpucat.warehouse import lake
 
 if TYPE_CHECKING:
-    from warehouse import lake_schema  # imported where a lake needs it: read commands on a file never do
+    from gpucat.warehouse import lake_schema  # imported where a lake needs it: read commands on a file never do
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
@@ -101,7 +101,7 @@ def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
 
     Macros live in the session on a lake, so readers define them too, and so does every cursor.
     """
-    from warehouse import lake_schema
+    from gpucat.warehouse import lake_schema
 
     con = lake.attach(url, read_only=read_only)
     try:
@@ -129,7 +129,7 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
     Not by replaying the transaction (`lake.LakeConnection`): the list of pending migrations
     must be read again.
     """
-    from warehouse import lake_schema
+    from gpucat.warehouse import lake_schema
 
     for attempt in range(lake.RETRIES + 1):
         try:
@@ -147,7 +147,7 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
 
 def lake_constraints() -> list[lake_schema.Dropped]:
     """The keys and checks the migrations declare that a lake cannot (checked by `lake_schema.violations`)."""
-    from warehouse import lake_schema
+    from gpucat.warehouse import lake_schema
 
     return lake_schema.dropped_constraints([s for f in migration_files() for s in split_statements(f.read_text(encoding="utf-8"))])
 
@@ -377,7 +377,7 @@ def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any]) ->
             con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
             con.unregister("reference_frame")
         if isinstance(con, lake.LakeConnection):  # no PRIMARY KEY there: check the keys before the commit
-            from warehouse import lake_schema
+            from gpucat.warehouse import lake_schema
 
             broken = lake_schema.violations(con, lake_constraints(), tables=set(frames))
             if broken:

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 
 import duckdb
 
-from schemas.errors import GpucatError
+from gpucat.schemas.errors import GpucatError
 
 PREFIX = "ducklake:"
 WAREHOUSE_ENV = "GPUCAT_WAREHOUSE"

@@ -19,12 +19,12 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from schemas.errors import BatchRejected
-from schemas.validate import CONTRACTS, Validated
-from schemas.records import Rejected
-from scrapers import siblings
-from warehouse import quarantine
-from warehouse.db import query_sql, split_statements, transaction
+from gpucat.schemas.errors import BatchRejected
+from gpucat.schemas.validate import CONTRACTS, Validated
+from gpucat.schemas.records import Rejected
+from gpucat.scrapers import siblings
+from gpucat.warehouse import quarantine
+from gpucat.warehouse.db import query_sql, split_statements, transaction
 
 VERSIONS_TABLE = {
     "offers": "offer_versions",

@@ -40,11 +40,11 @@ from typing import Any, NamedTuple
 import duckdb
 import polars as pl
 
-from schemas.errors import UserInputError
-from schemas.records import Rejected
-from schemas.reference import gpu_price_bounds
-from schemas.validate import CONTRACTS, Validated
-from warehouse.db import query_sql
+from gpucat.schemas.errors import UserInputError
+from gpucat.schemas.records import Rejected
+from gpucat.schemas.reference import gpu_price_bounds
+from gpucat.schemas.validate import CONTRACTS, Validated
+from gpucat.warehouse.db import query_sql
 
 # A batch's median price of a GPU model may move this many times (either way) against the last good run.
 MAX_MEDIAN_MOVE = 3.0

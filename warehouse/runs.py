@@ -16,7 +16,7 @@ from typing import Any
 
 import duckdb
 
-from warehouse.db import query_sql
+from gpucat.warehouse.db import query_sql
 
 STALE_AFTER = timedelta(hours=24)
 

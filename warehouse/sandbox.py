@@ -37,7 +37,7 @@ from typing import Any
 
 import duckdb
 
-from schemas.errors import QueryError
+from gpucat.schemas.errors import QueryError
 
 READ_STATEMENTS = frozenset({duckdb.StatementType.SELECT})
 WRITE_STATEMENTS = READ_STATEMENTS | {

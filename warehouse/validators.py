@@ -12,9 +12,9 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
-from scrapers.conditional import Validators
-from warehouse.db import query_sql, transaction
-from warehouse.load import VERSIONS_TABLE, RunRecord, record_run
+from gpucat.scrapers.conditional import Validators
+from gpucat.warehouse.db import query_sql, transaction
+from gpucat.warehouse.load import VERSIONS_TABLE, RunRecord, record_run
 
 
 def load_all(con: duckdb.DuckDBPyConnection) -> dict[str, Validators]:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpucat.cost.rank import CostRow
 from gpucat.memory import MemoryEstimate, TrainingRequest
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 if TYPE_CHECKING:
     import duckdb
@@ -293,7 +293,7 @@ def clock() -> datetime | None:
 
 
 def _open(db: str | Path | None) -> duckdb.DuckDBPyConnection:
-    from warehouse.db import connect
+    from gpucat.warehouse.db import connect
 
     return connect(db, read_only=True, now=clock())
 

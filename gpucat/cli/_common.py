@@ -17,7 +17,7 @@ try:  # recent typer vendors click as typer._click; older releases use click its
 except ImportError:  # pragma: no cover
     from click.exceptions import ClickException
 
-from schemas.errors import GpucatError
+from gpucat.schemas.errors import GpucatError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,7 +83,7 @@ class OneLineErrors(TyperGroup):
 
 def warehouse_target(value: str) -> Path | str:
     """A DuckLake URL stays as typed (a Path would fold an object-store URL's slashes); else a file."""
-    from warehouse.lake import is_lake  # duckdb loads only for a command given a warehouse
+    from gpucat.warehouse.lake import is_lake  # duckdb loads only for a command given a warehouse
 
     if not value.strip():
         raise typer.BadParameter("is empty; give a DuckDB file or a ducklake: URL")
@@ -111,7 +111,7 @@ def clock_now() -> Any:
 
 def open_catalog(db: Any, *, read_only: bool = True) -> Any:
     """The warehouse for a read command, on the clock of `clock_now`."""
-    from warehouse.db import connect
+    from gpucat.warehouse.db import connect
 
     return connect(db, read_only=read_only, now=clock_now())
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 DaskOption = Annotated[
     bool, typer.Option("--dask", help="Run the fetch/parse/validate/load steps on a temporary local Dask cluster (needs gpucat[dask]).")

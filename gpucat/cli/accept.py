@@ -24,8 +24,8 @@ def accept(
     file lost rows). Its rows stay in `quarantined_rows` until this command loads them as a new
     run of the source; a run already accepted, or one a newer good run has superseded, is refused.
     """
-    from warehouse.db import connect
-    from warehouse.load import accept_quarantined
+    from gpucat.warehouse.db import connect
+    from gpucat.warehouse.load import accept_quarantined
 
     with connect(db) as con:
         run = accept_quarantined(con, run_id)

@@ -17,7 +17,7 @@ from gpucat.cli import app
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 from gpucat.cli._common import DbOption, JsonOption, clock_now, echo_json, fail, finite, handle_errors, open_catalog, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 @app.command()
 @handle_errors
@@ -49,9 +49,9 @@ def refresh(
     unset); the workers must see this machine's files (the DuckDB file and the fetched pages).
     """
     from gpucat import progress
-    from scrapers import select_sources
-    from scrapers.capture import read_manifest
-    from warehouse.db import db_path
+    from gpucat.scrapers import select_sources
+    from gpucat.scrapers.capture import read_manifest
+    from gpucat.warehouse.db import db_path
 
     from gpucat.suggest import check_sources_or_providers
 
@@ -65,7 +65,7 @@ def refresh(
     task_runner = None
     if dask_chosen(dask, dask_workers, dask_address):
         _quiet_prefect(verbose)  # before prefect-dask imports Prefect, which reads its logging settings once
-        from flows.runners import dask_task_runner
+        from gpucat.flows.runners import dask_task_runner
 
         task_runner = dask_task_runner(dask_address, dask_workers)
     tracked = bool(os.environ.get("PREFECT_API_URL")) or task_runner is not None
@@ -109,11 +109,11 @@ def _refresh_as_flow_run(
         "db_path": str(db),
     }
     if task_runner is None:
-        from flows.refresh import refresh as refresh_flow
+        from gpucat.flows.refresh import refresh as refresh_flow
 
         state = refresh_flow(**parameters, return_state=True)
     else:
-        from flows.runners import run_refresh
+        from gpucat.flows.runners import run_refresh
 
         absolute = {k: str(Path(v).resolve()) for k, v in parameters.items() if k != "providers" and v is not None}
         state = run_refresh(task_runner, **{**parameters, **absolute})
@@ -139,8 +139,8 @@ def sources(
 ) -> None:
     """The registered sources: provider, hosts, API key variable, tables, what each loads, and
     where its fixtures came from (real, derived or written bodies, from its fixture NOTES.md)."""
-    from scrapers import all_sources, sources_table
-    from scrapers._provenance import provenance_summary
+    from gpucat.scrapers import all_sources, sources_table
+    from gpucat.scrapers._provenance import provenance_summary
 
     if markdown:
         sys.stdout.write(sources_table())
@@ -367,7 +367,7 @@ def sql(
     statement stops at --timeout or on Ctrl-C, and runs under a memory limit.
     """
     from gpucat import catalog
-    from warehouse.db import connect
+    from gpucat.warehouse.db import connect
 
     cap = max_rows if max_rows is not None else (TABLE_MAX_ROWS if output is SqlFormat.table else None)
     with connect(db, read_only=not write) as con, catalog.stream_sql(con, query, write=write, timeout_s=timeout) as run:
@@ -421,18 +421,18 @@ on stderr names every currency whose nearest rate is missing or over 7 days olde
 offer (those rows show as `stale_exchange_rate`).
     """
     from gpucat import pipeline
-    from scrapers import get_source
-    from schemas.records import Rejected
+    from gpucat.scrapers import get_source
+    from gpucat.schemas.records import Rejected
 
     from gpucat.suggest import check_names
-    from scrapers import all_sources
+    from gpucat.scrapers import all_sources
 
     check_names("source", [source], all_sources(), show_all=True)
     chosen = get_source(source)
     pages = pipeline.pages_from_files(files)
     rates = pipeline.NO_RATES
     if db is not None:
-        from warehouse.db import connect
+        from gpucat.warehouse.db import connect
 
         with connect(db, read_only=True) as con:
             rates = pipeline.exchange_rates(con)
@@ -464,7 +464,7 @@ def export(
 ) -> None:
     """Write every table and view as Parquet, with a manifest (rows, schema, sha256 per file)."""
     from gpucat.export import export_snapshot, verify_snapshot
-    from warehouse.db import connect
+    from gpucat.warehouse.db import connect
 
     if verify is not None:
         problems = verify_snapshot(verify)

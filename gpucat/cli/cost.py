@@ -12,7 +12,7 @@ from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapp
 from gpucat.cli._common import DbOption, LaunchFormatOption, PickOption, finite, open_catalog, print_launch_spec, split_list
 from gpucat.cli._train_options import model_of, training_options
 from gpucat.formats import short_id
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 JOB_PANEL = "The job"
 OFFERS_PANEL = "Offers to consider"
@@ -217,8 +217,8 @@ def _save(db, arch, settings, options, result) -> None:  # noqa: ANN001
     import duckdb
 
     from gpucat.cost.rank import save_job_costs
-    from schemas.errors import GpucatError
-    from warehouse.db import connect
+    from gpucat.schemas.errors import GpucatError
+    from gpucat.warehouse.db import connect
 
     try:
         with connect(db) as con:

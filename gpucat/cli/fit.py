@@ -11,7 +11,7 @@ from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, jsonable, print_records
 from gpucat.cli._common import DbOption, LaunchFormatOption, PickOption, open_catalog, print_launch_spec, split_list
 from gpucat.cli._train_options import model_of, training_options
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 OFFERS = "Offers to consider"
 

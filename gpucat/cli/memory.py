@@ -32,7 +32,7 @@ def memory(  # type: ignore[no-untyped-def]
     Lists what is allocated at the peak moment (GB = 10^9 bytes), host RAM for offloaded state, and the assumptions.
     """
     from gpucat.memory import estimate_memory
-    from schemas.errors import UserInputError
+    from gpucat.schemas.errors import UserInputError
 
     if metric not in ("nvidia-smi", "reserved", "allocated"):
         raise UserInputError(f"--metric must be one of nvidia-smi, reserved, allocated, got {metric!r}")
@@ -69,7 +69,7 @@ def models(
         rows = tuple(a for a in rows if q in a.name.lower() or q in a.alias.lower() or q in a.family.lower())
         if not rows:
             from gpucat.suggest import nearest
-            from schemas.errors import UserInputError
+            from gpucat.schemas.errors import UserInputError
 
             names = [n for a in load_model_archs() for n in (a.alias, a.name)]
             hint = nearest(query, names)

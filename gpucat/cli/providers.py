@@ -65,7 +65,7 @@ def providers(
     that should state it, not_found with the searches made, or not_applicable).
     """
     from gpucat import terms
-    from warehouse.db import connect
+    from gpucat.warehouse.db import connect
 
     from gpucat.suggest import check_names
 

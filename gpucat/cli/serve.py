@@ -41,9 +41,9 @@ def serve(
     this command's working directory (or $GPUCAT_DB). With --dask or --dask-address, each run's
     steps run on Dask workers (a temporary local cluster per run, or the scheduler given).
     """
-    from flows.serve import DaskCluster
-    from flows.serve import serve as serve_groups
-    from scrapers.capture import read_manifest
+    from gpucat.flows.serve import DaskCluster
+    from gpucat.flows.serve import serve as serve_groups
+    from gpucat.scrapers.capture import read_manifest
 
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line, now

@@ -24,7 +24,7 @@ from gpucat.cost.throughput import (
     Factors, Hardware, ModelShape, TimeTerms, Workload, _bytes_per_flop, model_shape, seconds_per_token, throughput, time_terms,
 )  # fmt: skip
 from gpucat.memory import TrainSettings, get_model_arch
-from schemas.reference import GPU_MODELS_CSV
+from gpucat.schemas.reference import GPU_MODELS_CSV
 
 AIM = 0.35  # estimates within +-35% of the measurement
 BAND = (0.2, 0.8)  # quantiles of measured/estimated over the LOSO estimates: the likely range shown by `cost`

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 _COUNT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([kKmMbBgGtT]?)\s*$")
 _DURATION = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)?\s*$")

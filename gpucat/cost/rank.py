@@ -23,8 +23,8 @@ from gpucat.cost.terms import Terms, hardware_for_row, load_terms, offer_egress,
 from gpucat.cost.throughput import DEFAULT_FABRIC_GBITPS, PCIE_GBPS, Factors, flops_per_token, load_factors, model_shape, throughput
 from gpucat.fit import FitOptions, fit
 from gpucat.memory import ModelArch, TrainSettings
-from schemas.errors import UserInputError
-from warehouse.db import query_sql
+from gpucat.schemas.errors import UserInputError
+from gpucat.warehouse.db import query_sql
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ import duckdb
 
 from gpucat.cost.jobcost import BillingTerms, EgressTerms, EgressTier, SpotRisk, StorageTerms, interruptions_per_hour_from_band
 from gpucat.cost.throughput import Hardware
-from schemas.errors import UserInputError
-from warehouse.db import query_sql
+from gpucat.schemas.errors import UserInputError
+from gpucat.warehouse.db import query_sql
 
 
 @cache

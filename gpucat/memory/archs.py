@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
-from schemas.errors import UnknownModel, UserInputError
+from gpucat.schemas.errors import UnknownModel, UserInputError
 
 ArchType = Literal["decoder", "encoder-decoder", "encoder"]
 

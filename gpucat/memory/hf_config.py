@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from schemas.errors import UnknownModel, UserInputError
+from gpucat.schemas.errors import UnknownModel, UserInputError
 from gpucat.memory.archs import ModelArch, find_model_arch, find_variant_arch, nearest_model_names, param_counts
 
 if TYPE_CHECKING:
@@ -348,7 +348,7 @@ def load_hub_config(
             f"model {repo_id!r} is not in gpucat's table and the Hub is off (offline mode); "
             "pass --config path/to/config.json"
         )
-    from scrapers.http import make_http_client
+    from gpucat.scrapers.http import make_http_client
 
     make_client = client_factory or (lambda: make_http_client("huggingface-hub", HUB_HOSTS))
     with make_client() as client:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 from gpucat.memory.archs import LORA_TARGET_PRESETS, ModelArch
 from gpucat.memory.settings import TrainSettings, validate_settings
 

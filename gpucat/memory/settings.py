@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 from gpucat.memory.archs import ModelArch, block_linears, lora_targets
 
 Method = Literal["full", "lora", "qlora"]

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from gpucat import pipeline
 from gpucat.cli import app
-from schemas.records import Offer, Rejected
-from scrapers import all_sources
+from gpucat.schemas.records import Offer, Rejected
+from gpucat.scrapers import all_sources
 from tests.conftest import FIXTURES, fixture_files, fixture_pages
 from tests.drift_checks import fixture_rates
 
@@ -148,7 +148,7 @@ def test_export_snapshots_read_as_hive_partitions_with_their_time(catalog_db, tm
     import polars as pl
 
     from gpucat.export import export_snapshot
-    from warehouse import db
+    from gpucat.warehouse import db
 
     taken = datetime(2026, 12, 2, 1, 24, 6, tzinfo=UTC)
     with db.connect(catalog_db, read_only=True) as con:
@@ -163,7 +163,7 @@ def test_export_is_deterministic_for_the_same_data(catalog_db, tmp_path):
     from datetime import UTC, datetime
 
     from gpucat.export import export_snapshot
-    from warehouse import db
+    from gpucat.warehouse import db
 
     copy = tmp_path / "copy.duckdb"
     shutil.copy(catalog_db, copy)
@@ -211,9 +211,9 @@ def test_a_failed_export_leaves_no_partial_snapshot(catalog_db, tmp_path, monkey
         raise OSError("disk full")
 
     monkeypatch.setattr(export.pq, "write_table", boom)
-    from warehouse import db
+    from gpucat.warehouse import db
 
-    from schemas.errors import GpucatError
+    from gpucat.schemas.errors import GpucatError
 
     with db.connect(catalog_db, read_only=True) as con, pytest.raises(GpucatError, match="cannot write the snapshot under .*: disk full"):
         export.export_snapshot(con, tmp_path / "snaps")
@@ -238,7 +238,7 @@ def test_export_reads_one_snapshot_while_a_refresh_commits(catalog_db, tmp_path,
     import pyarrow.parquet as pq
 
     from gpucat import export
-    from warehouse import db
+    from gpucat.warehouse import db
 
     path = tmp_path / "g.duckdb"
     shutil.copy(catalog_db, path)

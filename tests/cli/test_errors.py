@@ -6,8 +6,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from scrapers import all_sources
-from warehouse import db
+from gpucat.scrapers import all_sources
+from gpucat.warehouse import db
 
 runner = CliRunner()
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from gpucat.cli import app
 from tests.conftest import FIXTURES
-from warehouse import db
+from gpucat.warehouse import db
 
 runner = CliRunner()
 

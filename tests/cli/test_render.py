@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from gpucat.cli import app
 from gpucat.cli._render import Col, jsonable, money, render
-from scrapers import all_sources
+from gpucat.scrapers import all_sources
 
 runner = CliRunner()
 MONEY = re.compile(r"^\d{1,3}(,\d{3})*\.\d{2,4}$")
@@ -93,7 +93,7 @@ def stock_providers(catalog_db, with_terms: bool = False) -> tuple[str, str]:
     """A provider that reports stock (its offers available or not) and one that publishes none;
     `with_terms`: only providers whose terms let `gpucat cost` price a job."""
     from gpucat.cost.terms import load_terms
-    from warehouse import db
+    from gpucat.warehouse import db
 
     with db.connect(catalog_db, read_only=True) as con:
         rows = con.execute(
@@ -167,10 +167,10 @@ def test_sql_resolves_catalog_names_only(catalog_db):
 
 def test_parse_names_tables_that_sql_resolves(catalog_db):
     from gpucat import pipeline
-    from scrapers import all_sources
+    from gpucat.scrapers import all_sources
     from tests.conftest import fixture_pages
 
-    from schemas.records import ExchangeRate, InterruptionRate, Offer
+    from gpucat.schemas.records import ExchangeRate, InterruptionRate, Offer
 
     loaded = (Offer, InterruptionRate, ExchangeRate)  # what a parse line names as its table once loaded
     tables = {item.table for name, source in all_sources().items() for item in pipeline.parse_source(source, fixture_pages(name))

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from gpucat.cli import app
 from gpucat.cli._progress import RefreshProgress, describe
-from scrapers import all_sources
+from gpucat.scrapers import all_sources
 from tests.conftest import FIXTURES
 
 runner = CliRunner()

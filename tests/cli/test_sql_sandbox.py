@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from gpucat.cli import app
 from tests.postgres_server import BIN, SKIP_REASON, new_database, psql, running_server
-from warehouse import lake
+from gpucat.warehouse import lake
 
 runner = CliRunner()
 ROLES_SQL = Path(__file__).resolve().parents[2] / "warehouse" / "postgres" / "lake_roles.sql"
@@ -52,9 +52,9 @@ def postgres() -> Iterator[dict[str, object]]:
 def lake_warehouse(postgres) -> Iterator[tuple[str, str, Path]]:
     """A lake loaded with two sources by the writer role: (reader URL, writer URL, data folder)."""
     from gpucat import pipeline
-    from scrapers import get_source
+    from gpucat.scrapers import get_source
     from tests.conftest import FIXTURES
-    from warehouse import db
+    from gpucat.warehouse import db
 
     superuser_url = new_database(postgres, "sandbox")
     port = postgres["port"]

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from warehouse import db
+from gpucat.warehouse import db
 
 runner = CliRunner()
 QLORA_8B = ["--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "100M"]

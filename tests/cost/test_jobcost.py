@@ -20,7 +20,7 @@ from gpucat.cost.jobcost import (
     job_cost,
 )
 from gpucat.cost.parse import duration_hours, token_count
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 
 PER_SECOND = BillingTerms(billing_increment_s=1, min_charge_s=60)
 HOURLY = BillingTerms(billing_increment_s=3600, min_charge_s=3600)

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from gpucat.cli import app
 from gpucat.cost.terms import load_terms
-from warehouse import db
-from warehouse.db import query_sql
+from gpucat.warehouse import db
+from gpucat.warehouse.db import query_sql
 
 runner = CliRunner()
 QLORA_8B = ["--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "100M"]

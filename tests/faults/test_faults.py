@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from gpucat import pipeline
-from schemas.errors import SourceError
-from scrapers import all_sources, http
-from scrapers.capture import read_manifest
+from gpucat.schemas.errors import SourceError
+from gpucat.scrapers import all_sources, http
+from gpucat.scrapers.capture import read_manifest
 from tests.conftest import FIXTURES
 from tests.faults.faults import EVIL_HOST, FAULTS, OVERSIZED_LIMIT, Fault, FaultTransport
-from warehouse import db
+from gpucat.warehouse import db
 
 SOURCES = sorted(all_sources())
 NEIGHBOURS = ("together", "crusoe")  # small, keyless: the healthy source loading beside the faulty one
@@ -52,7 +52,7 @@ def catalog(catalog_db: Path, tmp_path: Path) -> Path:
     """A writable copy of the session's fixture catalog (loaded once for the whole suite)."""
     copy = tmp_path / "catalog.duckdb"
     shutil.copyfile(catalog_db, copy)
-    from warehouse import db
+    from gpucat.warehouse import db
 
     with db.connect(copy) as con:  # no conditional fetch: every fault must meet a full fetch
         con.execute("DELETE FROM source_validators")

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from gpucat.cli import app
 from gpucat.fit import FitOptions, fit
 from gpucat.memory import TrainSettings, resolve_model
-from warehouse import db
+from gpucat.warehouse import db
 
 runner = CliRunner()
 

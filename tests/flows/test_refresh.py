@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-import scrapers
-from flows.refresh import refresh
+from gpucat import scrapers
+from gpucat.flows.refresh import refresh
 from gpucat import pipeline
-from scrapers import all_sources
-from scrapers.capture import MANIFEST, rehash
+from gpucat.scrapers import all_sources
+from gpucat.scrapers.capture import MANIFEST, rehash
 from tests.conftest import FIXTURES
-from warehouse import db
+from gpucat.warehouse import db
 
 SOURCES = sorted(all_sources())
 # Sources with a sibling (a primary and its fallback) share one truth: when one fails the other
@@ -214,8 +214,8 @@ def test_the_flow_records_its_runs_running_and_marks_a_dead_refresh_interrupted(
     `interrupted`; the outcome replaces the flow's own row."""
     import socket
 
-    from scrapers import get_source
-    from warehouse import runs
+    from gpucat.scrapers import get_source
+    from gpucat.warehouse import runs
 
     name = "runpod-graphql"
     path = tmp_path / "gpucat.duckdb"

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from flows.refresh import database_label
-from flows.serve import deployment, deployment_parameters
+from gpucat.flows.refresh import database_label
+from gpucat.flows.serve import deployment, deployment_parameters
 from gpucat.schedules import due_groups, select_groups
 from gpucat.schedules import cron_interval_hours, freshness_budgets, load_groups
-from schemas.errors import UserInputError
-from scrapers import all_sources
+from gpucat.schemas.errors import UserInputError
+from gpucat.scrapers import all_sources
 from tests.conftest import ROOT
 
 # A source others need first (exchange rates), from the registry.
@@ -97,7 +97,7 @@ def test_the_deployment_is_the_databases_with_a_schedule_per_group_and_one_run_a
     made = deployment(groups, tmp_path / "x.duckdb", replay_dir=Path("captures"))
     label = database_label(tmp_path / "x.duckdb")
     assert made.name == label and label.startswith("x-") and f"db:{label}" in made.tags
-    assert made.entrypoint == "flows.refresh.refresh"
+    assert made.entrypoint == "gpucat.flows.refresh.refresh"
     assert [s.schedule.cron for s in made.schedules] == [g.cron for g in groups]
     for schedule, group in zip(made.schedules, groups, strict=True):
         assert schedule.parameters == {
@@ -124,7 +124,7 @@ def test_two_databases_never_share_a_deployment_name_even_with_one_file_name(tmp
 def test_a_group_is_due_when_none_of_its_sources_started_within_its_interval(tmp_path: Path):
     from datetime import UTC, datetime, timedelta
 
-    from warehouse import db
+    from gpucat.warehouse import db
 
     groups = {g.name: g for g in load_groups()}
     now = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
@@ -165,7 +165,7 @@ def test_serve_without_a_prefect_api_is_one_line(monkeypatch: pytest.MonkeyPatch
 
     from gpucat.cli import app
 
-    monkeypatch.setattr("flows.serve.api_url", lambda: None)
+    monkeypatch.setattr("gpucat.flows.serve.api_url", lambda: None)
     result = CliRunner().invoke(app, ["serve", "--every", "5"])
     assert result.exit_code == 2
     assert result.output.startswith("error: gpucat serve needs a Prefect API: run `prefect server start`")

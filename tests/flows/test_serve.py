@@ -20,9 +20,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scrapers import all_sources
+from gpucat.scrapers import all_sources
 from tests.conftest import FIXTURES, ROOT
-from warehouse import db
+from gpucat.warehouse import db
 
 GPUCAT = Path(sys.executable).with_name("gpucat")
 # A small group keeps each run short on a slow machine: the rates, and one offer source.
@@ -159,7 +159,7 @@ def test_two_served_databases_each_get_only_their_own_runs_one_at_a_time(tmp_pat
     """Issue 24: a second `serve --db demo2.duckdb` took the first one's runs, and ticks faster
     than a refresh piled up ~40 flow-run processes behind the writer lock. Here a refresh takes
     several seconds and ticks come every 2 s, for two databases on one server."""
-    from flows.refresh import database_label
+    from gpucat.flows.refresh import database_label
 
     config = tmp_path / "schedules.toml"
     config.write_text(

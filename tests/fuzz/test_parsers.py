@@ -25,13 +25,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemas.errors import GpucatError
-from schemas.records import RECORD_TYPES, ExchangeRate, Page, ParseItem, Rejected
-from schemas.validate import validate
-from scrapers import all_sources
-from scrapers.base import parse_pages
-from scrapers.capture import read_manifest
-from scrapers.normalize import normalize
+from gpucat.schemas.errors import GpucatError
+from gpucat.schemas.records import RECORD_TYPES, ExchangeRate, Page, ParseItem, Rejected
+from gpucat.schemas.validate import validate
+from gpucat.scrapers import all_sources
+from gpucat.scrapers.base import parse_pages
+from gpucat.scrapers.capture import read_manifest
+from gpucat.scrapers.normalize import normalize
 from tests.conftest import FIXTURES
 from tests.faults.faults import _json_parts, _kind
 

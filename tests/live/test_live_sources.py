@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from gpucat import pipeline
-from schemas.records import Offer, Rejected
-from scrapers import all_sources
-from scrapers.normalize import rates_by_currency
+from gpucat.schemas.records import Offer, Rejected
+from gpucat.scrapers import all_sources
+from gpucat.scrapers.normalize import rates_by_currency
 from tests.conftest import FIXTURES
 from tests.drift_checks import fixture_rates, replayed_pages
-from warehouse import db, quarantine
-from warehouse.load import MIN_ROW_RATIO
+from gpucat.warehouse import db, quarantine
+from gpucat.warehouse.load import MIN_ROW_RATIO
 
 pytestmark = pytest.mark.live
 

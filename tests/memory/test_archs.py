@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 import polars as pl
 import pytest
 
-from schemas.errors import UnknownModel
+from gpucat.schemas.errors import UnknownModel
 from gpucat.memory.archs import (
     CSV_COLUMNS,
     find_model_arch,
@@ -16,7 +16,7 @@ from gpucat.memory.archs import (
     lora_trainable_params,
     param_counts,
 )
-from schemas.model_archs import ModelArchRow
+from gpucat.schemas.model_archs import ModelArchRow
 from tests.conftest import ROOT
 
 CSV = ROOT / "gpucat" / "memory" / "data" / "model_archs.csv"

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 from gpucat.memory import TrainSettings, estimate_memory, get_model_arch, param_counts, per_gpu_need
 from gpucat.memory.activations import ActivationPolicy, estimate_activations, layer_bytes
 from gpucat.memory.archs import ModelArch

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from schemas.errors import UnknownModel, UserInputError
+from gpucat.schemas.errors import UnknownModel, UserInputError
 from gpucat.memory.archs import get_model_arch
 from gpucat.memory.hf_config import (
     arch_from_hf_config,

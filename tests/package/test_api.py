@@ -18,7 +18,7 @@ from gpucat.api import FitRow, OfferRow
 from gpucat.cli import app
 from gpucat.cost.rank import CostRow
 from gpucat.memory import MemoryEstimate
-from schemas.errors import UserInputError
+from gpucat.schemas.errors import UserInputError
 from tests.conftest import ROOT
 from tests.test_first_run import YEAR_ON
 
@@ -69,7 +69,7 @@ def test_offers_are_the_commands_offers(default_db):
 
 def test_offer_row_is_the_querys_columns(default_db):
     from gpucat import catalog
-    from warehouse.db import connect
+    from gpucat.warehouse.db import connect
 
     with connect(default_db, read_only=True) as con:
         columns = catalog.offers(con, limit=1).columns

@@ -28,8 +28,8 @@ from gpucat import launch
 from gpucat.cli import app
 from gpucat.cost.sizes import kept_on_disk_gb
 from gpucat.memory import TrainingRequest
-from schemas.reference import gpu_models
-from scrapers import all_sources
+from gpucat.schemas.reference import gpu_models
+from gpucat.scrapers import all_sources
 from tests.test_first_run import YEAR_ON
 
 SKY_FIELDS = {"name", "num_nodes", "resources"}

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from gpucat import report
 from gpucat.cli import app
 from tests.report.browser import find_chromium, load_page
-from warehouse.db import connect
+from gpucat.warehouse.db import connect
 
 runner = CliRunner()
 CHARTS = ["chart-spread", "chart-vram", "chart-availability", "chart-history"]

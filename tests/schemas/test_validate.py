@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.errors import ParseError
-from schemas.validate import Validated, validate, validate_each
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.validate import Validated, validate, validate_each
 from tests.factories import offer
 
 
@@ -38,7 +38,7 @@ def test_the_same_key_in_two_groups_is_no_duplicate():
 
 
 def test_a_whole_batch_failure_stays_with_its_group(monkeypatch: pytest.MonkeyPatch):
-    import schemas.validate as validate_module
+    import gpucat.schemas.validate as validate_module
 
     real = validate_module._failures
 

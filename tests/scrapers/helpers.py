@@ -10,10 +10,10 @@ from pathlib import Path
 import httpx
 
 from gpucat import pipeline
-from schemas.records import ParseItem, Rejected, Skipped
-from scrapers import get_source
-from scrapers.base import Source
-from scrapers.http import Fetcher, make_client
+from gpucat.schemas.records import ParseItem, Rejected, Skipped
+from gpucat.scrapers import get_source
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
 
 FETCHED = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
@@ -34,7 +34,7 @@ def parse_bytes(source: str, body: bytes, url: str = "https://example.invalid/x"
 
 def normalize_bytes(source: str, body: bytes, url: str = "https://example.invalid/x", rates=None, fetched_at: datetime = FETCHED) -> list[dict | Rejected]:
     """The parser and normalization (no batch pass), over an in-memory body; records as dicts."""
-    from scrapers.normalize import NO_RATES, normalize
+    from gpucat.scrapers.normalize import NO_RATES, normalize
 
     return [plain(i) for i in normalize(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=fetched_at), rates or NO_RATES)]
 

@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from schemas.errors import ParseError
-from scrapers import aws_pricelist
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import aws_pricelist
 from tests.scrapers.helpers import (
     by_id,
     normalize_bytes,

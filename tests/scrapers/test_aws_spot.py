@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from schemas.errors import ParseError
+from gpucat.schemas.errors import ParseError
 from tests.scrapers.helpers import (
     by_id,
     offers,
@@ -114,7 +114,7 @@ def test_bad_bodies_fail_the_source(body, message):
 
 
 def test_every_instance_in_the_table_decodes_as_a_gpu_offer():
-    from scrapers import _aws
+    from gpucat.scrapers import _aws
 
     assert {t: _aws.decode(t).kind for t in _aws.INSTANCES if _aws.decode(t).kind != "gpu"} == {}
 

@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from schemas.errors import ParseError
-from scrapers.aws_spot_advisor import band_bounds
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers.aws_spot_advisor import band_bounds
 from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 
 

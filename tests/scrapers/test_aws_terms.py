@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from schemas.errors import ParseError
+from gpucat.schemas.errors import ParseError
 from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 from tests.conftest import FIXTURES
 
@@ -138,7 +138,7 @@ def test_a_rejected_egress_row_rejects_its_whole_schedule():
 
 def test_a_negative_price_is_rejected_by_the_schema():
     from gpucat import pipeline
-    from scrapers import get_source
+    from gpucat.scrapers import get_source
 
     items = parse_bytes("aws-terms", _replace_line(_body(EC2_FILE), b"JG3KUJMBRGHV3N8G", b'"0.0800000000"', b'"-0.08"'))
     batch = pipeline.validate_source(get_source("aws-terms"), _raw_items(items), 1)
@@ -148,6 +148,6 @@ def test_a_negative_price_is_rejected_by_the_schema():
 
 
 def _raw_items(items):
-    from schemas.records import ScrapedStorageTerm
+    from gpucat.schemas.records import ScrapedStorageTerm
 
     return [ScrapedStorageTerm(**{k: v for k, v in i.items() if k != "table"}) if isinstance(i, dict) else i for i in items]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.reference import gpu_models
-from scrapers import _azure
+from gpucat.schemas.reference import gpu_models
+from gpucat.scrapers import _azure
 
 
 @pytest.mark.parametrize(

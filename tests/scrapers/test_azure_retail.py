@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.errors import ParseError
-from scrapers import azure_retail
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import azure_retail
 from tests.scrapers.helpers import (
     by_id,
     mock_fetcher,

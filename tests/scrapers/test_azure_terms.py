@@ -5,9 +5,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from schemas.errors import ParseError
-from schemas.redact import match_url
-from scrapers import azure_terms
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.redact import match_url
+from gpucat.scrapers import azure_terms
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import Page
-from scrapers import _linescan, aws_pricelist, aws_terms
-from scrapers.base import read_at_most
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Page
+from gpucat.scrapers import _linescan, aws_pricelist, aws_terms
+from gpucat.scrapers.base import read_at_most
 from tests.conftest import FIXTURES
 
 WHEN = datetime(2026, 11, 20, tzinfo=UTC)

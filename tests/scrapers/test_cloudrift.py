@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import Rejected
-from scrapers import cloudrift
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Rejected
+from gpucat.scrapers import cloudrift
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import (
     by_id,

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import Rejected
-from scrapers import coreweave
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Rejected
+from gpucat.scrapers import coreweave
 from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
 
 FIXTURE = "coreweave/coreweave/pricing.html"

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import Rejected, Skipped
-from scrapers import crusoe
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Rejected, Skipped
+from gpucat.scrapers import crusoe
 from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, offers, parse_bytes, parse_fixture, rejected, skipped
 
 FIXTURE = "crusoe/crusoe/pricing.html"

@@ -5,9 +5,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import Rejected
-from scrapers import cudo_machine_types
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Rejected
+from gpucat.scrapers import cudo_machine_types
 from tests.scrapers.helpers import (
     by_id,
     fixture_path,

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from gpucat import pipeline
-from schemas.errors import ParseError
-from schemas.records import ExchangeRate, Offer, Rejected
-from scrapers import get_source
-from scrapers.capture import rehash
-from scrapers.normalize import latest_rates, normalize_offer
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ExchangeRate, Offer, Rejected
+from gpucat.scrapers import get_source
+from gpucat.scrapers.capture import rehash
+from gpucat.scrapers.normalize import latest_rates, normalize_offer
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import FETCHED, parse_bytes, parse_fixture, plain
-from warehouse import db
+from gpucat.warehouse import db
 
 URL = "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml"
 SCRAPED = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)

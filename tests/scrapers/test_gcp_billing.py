@@ -7,11 +7,11 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from schemas.errors import MissingApiKey, ParseError
-from schemas.records import Rejected, Skipped
-from scrapers import gcp_billing
-from scrapers.capture import CaptureWriter
-from scrapers.http import Fetcher, make_client
+from gpucat.schemas.errors import MissingApiKey, ParseError
+from gpucat.schemas.records import Rejected, Skipped
+from gpucat.scrapers import gcp_billing
+from gpucat.scrapers.capture import CaptureWriter
+from gpucat.scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import (
     by_id,

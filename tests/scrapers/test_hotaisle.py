@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import MissingApiKey, ParseError
-from schemas.records import Rejected
-from scrapers import hotaisle
+from gpucat.schemas.errors import MissingApiKey, ParseError
+from gpucat.schemas.records import Rejected
+from gpucat.scrapers import hotaisle
 from tests.scrapers.helpers import (
     by_id,
     fixture_path,

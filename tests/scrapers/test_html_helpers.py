@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from schemas.errors import ParseError
-from scrapers import _html
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import _html
 
 
 @pytest.mark.parametrize(
@@ -61,8 +61,8 @@ def test_a_page_past_the_html_limit_is_refused_before_parsing(monkeypatch):
 
     from bs4 import BeautifulSoup
 
-    from schemas.errors import ParseError
-    from scrapers import _html
+    from gpucat.schemas.errors import ParseError
+    from gpucat.scrapers import _html
 
     def never(*args, **kwargs):
         raise AssertionError("parsed a page past the limit")

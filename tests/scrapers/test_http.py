@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from schemas.errors import (
+from gpucat.schemas.errors import (
     DisallowedHost,
     FetchError,
     MissingApiKey,
@@ -16,10 +16,10 @@ from schemas.errors import (
     TransientFetchError,
     UserInputError,
 )
-from schemas.redact import redact_url
-from scrapers.base import Source
-from scrapers.capture import CaptureWriter, ReplayTransport, read_manifest
-from scrapers.http import USER_AGENT, Fetcher, RetryPolicy, make_client
+from gpucat.schemas.redact import redact_url
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.capture import CaptureWriter, ReplayTransport, read_manifest
+from gpucat.scrapers.http import USER_AGENT, Fetcher, RetryPolicy, make_client
 
 SOURCE = Source(
     name="test-source",
@@ -239,7 +239,7 @@ def test_per_host_concurrency_is_limited(tmp_path):
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from scrapers.http import MAX_CONCURRENT_PER_HOST
+    from gpucat.scrapers.http import MAX_CONCURRENT_PER_HOST
 
     lock = threading.Lock()
     active, peak = 0, 0
@@ -274,7 +274,7 @@ def test_replay_refuses_a_manifest_path_outside_its_directory(tmp_path, body):
 
 def test_a_capture_is_parsed_once_per_content(tmp_path, monkeypatch):
     """Every source of a replayed refresh builds a transport over one capture: its manifest is parsed once, and again only when it changes."""
-    from scrapers import capture as capture_module
+    from gpucat.scrapers import capture as capture_module
 
     handler, _ = responder(httpx.Response(200, text="one"), httpx.Response(200, text="two"))
     fetcher, _ = fetcher_for(handler, tmp_path, capture=CaptureWriter(tmp_path / "cap"))
@@ -296,8 +296,8 @@ def test_a_capture_is_parsed_once_per_content(tmp_path, monkeypatch):
 
 def test_a_body_is_redacted_in_bounded_chunks_as_if_whole(tmp_path):
     """Keys in every form, planted across chunk boundaries, are found as a whole-body pass finds them."""
-    from schemas.redact import redact_bytes
-    from scrapers.http import redact_file
+    from gpucat.schemas.redact import redact_bytes
+    from gpucat.scrapers.http import redact_file
     from tests.security.echo import forms
 
     key = "gpucat-dummy-secret-lambda_api_key-7f3a9c"
@@ -311,7 +311,7 @@ def test_a_body_is_redacted_in_bounded_chunks_as_if_whole(tmp_path):
 
 
 def test_an_error_body_is_kept_only_up_to_its_cap(tmp_path):
-    from scrapers import http as http_module
+    from gpucat.scrapers import http as http_module
 
     huge = b"<html>" + b"e" * (3 * http_module.MAX_ERROR_BODY_BYTES) + b"</html>"
     capture = CaptureWriter(tmp_path / "capture")
@@ -355,7 +355,7 @@ def test_a_compression_bomb_is_refused_having_decoded_at_most_the_limit_and_one_
     decoder does) holds the 200 MB at once; decoding DECODE_STEP_BYTES at a time holds one step."""
     import tracemalloc
 
-    from scrapers import http
+    from gpucat.scrapers import http
 
     bomb = _deflate(bytes(200 * 10**6), 31)
     handler, _ = responder(httpx.Response(200, headers={"Content-Encoding": "gzip"}, stream=_Chunks(bomb)))

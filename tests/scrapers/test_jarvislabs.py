@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import MissingApiKey, ParseError
-from scrapers import jarvislabs
+from gpucat.schemas.errors import MissingApiKey, ParseError
+from gpucat.scrapers import jarvislabs
 from tests.scrapers.helpers import (
     by_id,
     mock_fetcher,

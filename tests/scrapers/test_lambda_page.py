@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import Skipped
-from scrapers import all_sources, lambda_page
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Skipped
+from gpucat.scrapers import all_sources, lambda_page
 from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
 
 FIXTURE = "lambda/lambda-page/pricing.html"

@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from scrapers import modal
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import modal
 from tests.scrapers.helpers import (
     by_id,
     fixture_path,

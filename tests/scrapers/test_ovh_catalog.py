@@ -5,8 +5,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import Rejected
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Rejected
 from tests.conftest import FIXTURES
 from tests.drift_checks import fixture_rates
 from tests.scrapers.helpers import (

@@ -5,8 +5,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import ExchangeRate
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import ExchangeRate
 from tests.scrapers.helpers import normalize_bytes, offers, parse_bytes, parse_fixture, rejected
 
 BODY = "ovh/ovh-terms/catalog-fr.json"

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from scrapers import all_sources
-from scrapers._provenance import KINDS, fixture_provenance, provenance_summary
-from scrapers.capture import read_manifest
+from gpucat.scrapers import all_sources
+from gpucat.scrapers._provenance import KINDS, fixture_provenance, provenance_summary
+from gpucat.scrapers.capture import read_manifest
 from tests.conftest import FIXTURES
 
 

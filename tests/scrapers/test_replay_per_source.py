@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from scrapers.capture import MANIFEST, ReplayTransport
+from gpucat.scrapers.capture import MANIFEST, ReplayTransport
 
 URL = "https://api.example.com/v1/prices"
 

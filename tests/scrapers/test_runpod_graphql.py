@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from scrapers import runpod_graphql
-from scrapers.capture import body_hash
-from scrapers.http import json_body
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import runpod_graphql
+from gpucat.scrapers.capture import body_hash
+from gpucat.scrapers.http import json_body
 from tests.scrapers.helpers import (
     by_id,
     mock_fetcher,

@@ -6,9 +6,9 @@ from datetime import UTC, date, datetime
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from schemas.records import Rejected
-from scrapers import scaleway_products
+from gpucat.schemas.errors import ParseError
+from gpucat.schemas.records import Rejected
+from gpucat.scrapers import scaleway_products
 from tests.conftest import FIXTURES, fixture_pages
 from tests.scrapers.helpers import (
     by_id,

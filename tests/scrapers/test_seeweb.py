@@ -6,9 +6,9 @@ from datetime import UTC, date, datetime
 import httpx
 import pytest
 
-from schemas.errors import MissingApiKey, ParseError
-from schemas.records import Rejected
-from scrapers import seeweb
+from gpucat.schemas.errors import MissingApiKey, ParseError
+from gpucat.schemas.records import Rejected
+from gpucat.scrapers import seeweb
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import (
     by_id,

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import MissingApiKey, ParseError
-from scrapers import tensordock
+from gpucat.schemas.errors import MissingApiKey, ParseError
+from gpucat.scrapers import tensordock
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import (
     by_id,

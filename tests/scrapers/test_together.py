@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from scrapers import together
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import together
 from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, offers, parse_bytes, parse_fixture, rejected
 
 FIXTURE = "together/together/pricing.html"

@@ -7,8 +7,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from schemas.errors import ParseError
-from scrapers import vast_bundles
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import vast_bundles
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import (
     by_id,

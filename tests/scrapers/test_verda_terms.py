@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from schemas.errors import ParseError
+from gpucat.schemas.errors import ParseError
 from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 
 BODY = "verda/verda-terms/volume-types.json"

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 import httpx
 
-from scrapers import all_sources, http
+from gpucat.scrapers import all_sources, http
 
 KEYED = sorted(name for name, s in all_sources().items() if s.api_key_env)
 RAISING_SOURCE = "seeweb"  # its parser quotes the key in an exception
@@ -96,7 +96,7 @@ def install(keys: Mapping[str, str], pipeline_module) -> None:
 if __name__ == "__main__":
     import os
 
-    from flows.refresh import refresh
+    from gpucat.flows.refresh import refresh
     from gpucat import pipeline
     from tests.conftest import FIXTURES
 

@@ -18,11 +18,11 @@ import pytest
 
 from gpucat import pipeline
 from gpucat.export import export_snapshot
-from schemas.redact import REDACTED, redact, redact_url
-from scrapers import all_sources
+from gpucat.schemas.redact import REDACTED, redact, redact_url
+from gpucat.scrapers import all_sources
 from tests.conftest import FIXTURES, ROOT
 from tests.security import echo
-from warehouse import db
+from gpucat.warehouse import db
 
 KEYS = echo.dummy_keys()
 
@@ -116,8 +116,8 @@ def test_a_key_the_parser_decodes_from_json_escapes_is_stored_nowhere(tmp_path, 
     it rejects. rejected_rows, status and an export must not hold it in any form."""
     import dataclasses
 
-    from schemas.records import Rejected
-    from scrapers import get_source
+    from gpucat.schemas.records import Rejected
+    from gpucat.scrapers import get_source
 
     source = get_source("runpod-graphql")
     key = "gpucat-dummy-secret-runpod_api_key-7f3a9c"
@@ -146,7 +146,7 @@ def test_a_key_the_parser_decodes_from_json_escapes_is_stored_nowhere(tmp_path, 
 
 @pytest.mark.parametrize("form", sorted(echo.forms("x" * 20)))
 def test_every_form_of_a_key_is_redacted_in_text_and_bytes(form):
-    from schemas.redact import redact_bytes
+    from gpucat.schemas.redact import redact_bytes
 
     key = "gpucat-dummy-secret-lambda_api_key-7f3a9c"
     planted = f"401 Unauthorized: key {echo.forms(key)[form]} is not valid"

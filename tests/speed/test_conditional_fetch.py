@@ -11,10 +11,10 @@ import httpx
 import pytest
 
 from gpucat import pipeline
-from scrapers import conditional, get_source
-from scrapers.http import make_client
+from gpucat.scrapers import conditional, get_source
+from gpucat.scrapers.http import make_client
 from tests.conftest import FIXTURES
-from warehouse import db
+from gpucat.warehouse import db
 
 ECB_BODY = (FIXTURES / "ecb/ecb-rates/eurofxref-daily.xml").read_bytes()
 ETAG = '"5f3c-640b1c"'

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from schemas.errors import ParseError
-from scrapers import _linescan, aws_pricelist
+from gpucat.schemas.errors import ParseError
+from gpucat.scrapers import _linescan, aws_pricelist
 from tests.conftest import FIXTURES
 
 FLT = _linescan.LineFilter((b'"Linux"', b'"Used"'), 1, b'"OnDemand"')

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from gpucat import pipeline
-from schemas.errors import FetchError
-from scrapers import all_sources
+from gpucat.schemas.errors import FetchError
+from gpucat.scrapers import all_sources
 from tests.conftest import FIXTURES
 from tests.factories import example_source, offer
-from warehouse import db
+from gpucat.warehouse import db
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_one_burst_loads_each_source_in_its_own_run(tmp_path: Path, opens: list[
 
 def test_a_validation_that_breaks_outright_fails_only_its_own_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Not a data problem (a bug, an engine error) in the joint pass: each source meets it alone."""
-    import schemas.validate as validate_module
+    import gpucat.schemas.validate as validate_module
 
     real = validate_module._failures
 

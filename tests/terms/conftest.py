@@ -3,7 +3,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from schemas import egress_terms, providers, storage_terms
+from gpucat.schemas import egress_terms, providers, storage_terms
 
 MODELS = {"providers": providers.ProviderTerms, "storage_terms": storage_terms.StorageTerms, "egress_terms": egress_terms.EgressTerms}
 CSVS = {"providers": providers.CSV, "storage_terms": storage_terms.CSV, "egress_terms": egress_terms.CSV}

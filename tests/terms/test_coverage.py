@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from schemas import egress_terms, storage_terms
+from gpucat.schemas import egress_terms, storage_terms
 from tests.terms.conftest import MODELS
 
 SCRAPED_FIGURES = {
@@ -37,7 +37,7 @@ def test_counts_every_figure_cell_once(terms_frames):
 
 
 def test_counts_the_scraped_terms_sources_and_their_fixture_rows():
-    from scrapers import all_sources
+    from gpucat.scrapers import all_sources
 
     out = subprocess.run([sys.executable, str(SCRIPT), "--json"], check=True, capture_output=True, text=True).stdout
     report = json.loads(out)

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from schemas import null_reasons
+from gpucat.schemas import null_reasons
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "terms_coverage.py"
 GOOD = {

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from gpucat import pipeline, terms
 from gpucat.cli import app
-from warehouse import db
+from gpucat.warehouse import db
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,7 +77,7 @@ def test_side_by_side(con):
 
 
 def test_side_by_side_unknown_provider_is_a_user_error(con):
-    from schemas.errors import UserInputError
+    from gpucat.schemas.errors import UserInputError
 
     with pytest.raises(UserInputError, match="no terms for provider nope"):
         terms.side_by_side(con, ["nope"])

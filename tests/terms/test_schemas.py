@@ -8,8 +8,8 @@ import pandera.errors
 import polars as pl
 import pytest
 
-from schemas import egress_terms, evidence, providers, storage_terms
-from scrapers import all_sources
+from gpucat.schemas import egress_terms, evidence, providers, storage_terms
+from gpucat.scrapers import all_sources
 from tests.terms.conftest import MODELS, read
 
 # Every provider with an offer source has terms, even if only "not found" (from the registry).

@@ -8,10 +8,10 @@ import polars as pl
 import pytest
 
 from gpucat import pipeline
-from schemas import egress_terms, storage_terms
-from scrapers import all_sources
+from gpucat.schemas import egress_terms, storage_terms
+from gpucat.scrapers import all_sources
 from tests.conftest import FIXTURES
-from warehouse import db
+from gpucat.warehouse import db
 
 TERMS_SOURCES = [s for s in all_sources().values() if "scraped_storage_terms" in s.tables]
 
@@ -142,8 +142,8 @@ GOOD_TIER = {
 def test_the_scraped_models_reject_what_the_reviewed_ones_reject(change):
     from datetime import UTC, datetime
 
-    from schemas.records import ScrapedEgressTier
-    from schemas.validate import validate
+    from gpucat.schemas.records import ScrapedEgressTier
+    from gpucat.schemas.validate import validate
 
     row = {**GOOD_TIER, "scraped_at": datetime(2026, 11, 20, tzinfo=UTC)}
     assert validate("scraped_egress_terms", [ScrapedEgressTier(**row)]).frame.height == 1

@@ -13,9 +13,9 @@ from gpucat import pipeline
 from gpucat.cli import app
 from gpucat.freshness import FRESH_OFFERS, left_out_note, source_freshness, stale_sources
 from gpucat.schedules import freshness_budgets, load_groups
-from schemas.validate import validate
+from gpucat.schemas.validate import validate
 from tests.factories import SCRAPED, example_source, offers
-from warehouse import db
+from gpucat.warehouse import db
 
 VERSIONING = {"content_hash", "valid_from", "valid_to", "first_run_id", "last_run_id"}
 

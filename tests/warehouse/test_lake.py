@@ -13,10 +13,10 @@ import duckdb
 import pytest
 
 from gpucat import pipeline
-from schemas.errors import DatabaseMissing, GpucatError
-from scrapers import get_source
+from gpucat.schemas.errors import DatabaseMissing, GpucatError
+from gpucat.scrapers import get_source
 from tests.conftest import FIXTURES
-from warehouse import db, lake, lake_schema
+from gpucat.warehouse import db, lake, lake_schema
 
 SOURCES = ["aws-spot", "ecb-rates", "runpod-graphql"]
 
@@ -215,7 +215,7 @@ def test_reads_on_a_lake_work_as_on_the_file(lake_url: str, tmp_path: Path) -> N
     """A cursor is a session of its own (the lake is its default, the macros are there), and the
     `gpucat sql` sandbox reads the lake's files while every other file stays shut."""
     from gpucat.catalog import run_sql
-    from schemas.errors import QueryError
+    from gpucat.schemas.errors import QueryError
 
     refresh(lake_url, SOURCES)
     with db.connect(lake_url, read_only=True) as con, con.cursor() as cursor:
@@ -349,7 +349,7 @@ def test_retry_conflicts_passes_other_errors_at_once() -> None:
 
 def test_the_prefect_flow_refreshes_a_lake(lake_url: str) -> None:
     """What a worker runs: the flow, given the lake's URL as its db_path."""
-    from flows.refresh import refresh as refresh_flow
+    from gpucat.flows.refresh import refresh as refresh_flow
 
     state = refresh_flow(providers=SOURCES, replay_dir=str(FIXTURES), db_path=lake_url, return_state=True)
     assert state.is_completed(), state.message

@@ -7,10 +7,10 @@ from datetime import timedelta
 import pytest
 
 from gpucat import pipeline
-from schemas.errors import BatchRejected
-from schemas.validate import validate
+from gpucat.schemas.errors import BatchRejected
+from gpucat.schemas.validate import validate
 from tests.factories import SCRAPED, example_source, offer, offers
-from warehouse import db, load
+from gpucat.warehouse import db, load
 
 
 @pytest.fixture

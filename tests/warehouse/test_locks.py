@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from gpucat import pipeline
-from schemas.errors import DatabaseBusy
-from scrapers import all_sources
-from scrapers.capture import ReplayTransport
+from gpucat.schemas.errors import DatabaseBusy
+from gpucat.scrapers import all_sources
+from gpucat.scrapers.capture import ReplayTransport
 from tests.conftest import FIXTURES, ROOT
-from warehouse import db
+from gpucat.warehouse import db
 
 # A few sources keep the test short: those others' normalization reads, and two offer sources.
 SOURCES = [s for s in all_sources().values() if s.loads_first] + sorted(

@@ -11,13 +11,13 @@ from typer.testing import CliRunner
 
 from gpucat import pipeline
 from gpucat.cli import app
-from schemas.errors import UserInputError
-from schemas.reference import gpu_models
-from scrapers import get_source
-from scrapers.capture import rehash
+from gpucat.schemas.errors import UserInputError
+from gpucat.schemas.reference import gpu_models
+from gpucat.scrapers import get_source
+from gpucat.scrapers.capture import rehash
 from tests.conftest import FIXTURES
 from tests.factories import SCRAPED, offer
-from warehouse import db, load
+from gpucat.warehouse import db, load
 
 LATER = SCRAPED + timedelta(hours=1)
 runner = CliRunner()
@@ -48,7 +48,7 @@ def catalog(**changes) -> list:
 
 
 def run_load(con, records, source="example-offers"):
-    from schemas.validate import validate
+    from gpucat.schemas.validate import validate
     from tests.factories import example_source
 
     run = pipeline.new_run(example_source(source))

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 
 from tests.conftest import FIXTURES, ROOT
-from warehouse import db, runs
+from gpucat.warehouse import db, runs
 
 
 def test_a_killed_refresh_leaves_running_rows_the_next_refresh_marks_interrupted(tmp_path):
@@ -47,7 +47,7 @@ def test_a_killed_refresh_leaves_running_rows_the_next_refresh_marks_interrupted
 
 def test_only_dead_runs_are_marked(tmp_path):
     from gpucat.pipeline import new_run
-    from scrapers import get_source
+    from gpucat.scrapers import get_source
 
     now = datetime.now(UTC)
     with db.connect(tmp_path / "g.duckdb") as con:
@@ -64,7 +64,7 @@ def test_only_dead_runs_are_marked(tmp_path):
 
 def test_a_finished_run_replaces_its_running_row(tmp_path):
     from gpucat import pipeline
-    from scrapers import get_source
+    from gpucat.scrapers import get_source
 
     with db.connect(tmp_path / "g.duckdb") as con:
         options = pipeline.FetchOptions(workdir=tmp_path, replay_dir=FIXTURES)

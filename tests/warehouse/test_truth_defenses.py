@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from gpucat import pipeline
-from schemas.errors import BatchRejected
-from schemas.reference import gpu_models, gpu_price_bounds
-from schemas.validate import Validated, validate
-from scrapers import all_sources, get_source
-from scrapers.capture import rehash
+from gpucat.schemas.errors import BatchRejected
+from gpucat.schemas.reference import gpu_models, gpu_price_bounds
+from gpucat.schemas.validate import Validated, validate
+from gpucat.scrapers import all_sources, get_source
+from gpucat.scrapers.capture import rehash
 from tests.conftest import FIXTURES
 from tests.factories import SCRAPED, example_source, offer
-from warehouse import db, quarantine
+from gpucat.warehouse import db, quarantine
 
 H100_FLOOR = gpu_price_bounds()["H100-SXM"].min_usd_per_gpu_hour
 
