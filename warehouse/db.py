@@ -131,7 +131,12 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
     """
     from gpucat.warehouse import lake_schema
 
-    for attempt in range(lake.RETRIES + 1):
+    # The retry budget counts races lost without progress: with several writers migrating a new
+    # lake at once, each commit by one makes the others start over, and a long list of migrations
+    # must not exhaust the budget while the lake is in fact moving forward.
+    attempt = 0
+    left = len(migration_files()) + 1
+    while True:
         try:
             migrate(con, rewrite=lake_schema.lake_statement)
             with transaction(con):
@@ -142,6 +147,9 @@ def _migrate_lake(con: duckdb.DuckDBPyConnection) -> None:
             raced = lake.is_conflict(exc) or "already exists" in str(exc)
             if not raced or attempt == lake.RETRIES:
                 raise
+        now_left = len(pending_migrations(con))
+        attempt = 0 if now_left < left else attempt + 1
+        left = now_left
         time.sleep(lake.backoff_s(attempt))
 
 
