@@ -21,6 +21,7 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.seeweb.it"
@@ -80,9 +81,9 @@ def _offers(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pa
         yield Rejected("offers", ("no_region: the plan lists no region",), plan)
         return
     label = " ".join(str(plan["gpu_label"]).split())
-    gpu_model = GPU_LABELS.get(label.casefold())
+    gpu_model, why = mapped(GPU_LABELS, label, key=label.casefold(), provider="seeweb")  # unlisted labels by the catalog rules
     if gpu_model is None:
-        yield Rejected("offers", (f"unknown_gpu: {label!r}",), plan)  # once per plan, not per region
+        yield Rejected("offers", (str(why),), plan)  # once per plan, not per region
         return
     cpu, ram = _number(plan.get("cpu")), _number(plan.get("ram"))
     for location in locations:
@@ -135,6 +136,6 @@ SOURCE = Source(
     parse=parse,
     api_key_env="SEEWEB_API_TOKEN",
     api_key_required=True,
-    gpu_targets=frozenset(GPU_LABELS.values()),
+    gpu_targets=frozenset(GPU_LABELS.values()) | {"A30", "Quadro-RTX-6000"},  # by the catalog rules
     docs_url="https://www.seeweb.it/en/products/cloud-server-gpu",
 )
