@@ -50,6 +50,7 @@ _FORMS = {"sxm": "SXM", "sxm2": "SXM", "sxm4": "SXM", "sxm5": "SXM", "sxm6": "SX
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*(gb|gib|g)$")
 # Memory technology, as nvidia-smi names a board ("NVIDIA H100 80GB HBM3"): it narrows the rows
 # by `memory_type` when that leaves any, and is otherwise no part of the family.
+_RACK = re.compile(r"^nvl\d+$")
 _MEMORY_TYPE = re.compile(r"^(?:hbm\d?e?|g?ddr\d+x?)$")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?\s*gi?b\b|[a-z0-9]+", re.IGNORECASE)
 # "MIG 1g.24gb", "MIG 3g.40gb": NVIDIA's profile grammar (slices of compute "g" and memory "gb").
@@ -82,6 +83,8 @@ def words(name: str) -> Wording:
             form = _FORMS[token]
         elif _MEMORY_TYPE.match(token):
             memory_type = token
+        elif _RACK.match(token):
+            continue  # "GB200 NVL72": the rack's NVLink domain, not the chip's form factor
         else:
             family.append(token)
     return Wording("".join(family), memory, form, tuple(family), memory_type)

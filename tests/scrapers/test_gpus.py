@@ -5,17 +5,24 @@ the fixtures' parsers reject is rejected for a reason a reader can act on."""
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
 from gpucat import pipeline
 from gpucat.schemas.reference import GPU_FORM_DEFAULTS_CSV, gpu_form_defaults, gpu_models
 from gpucat.schemas.records import Offer, Rejected
-from gpucat.scrapers import all_sources
+from gpucat.scrapers import all_sources, get_source
 from gpucat.scrapers._gpus import MIB_GB, USABLE_HIGH, USABLE_LOW, fits_nameplate, mapped, resolve, words
+from gpucat.scrapers.normalize import normalize
 from tests.conftest import FIXTURES
+from tests.scrapers.helpers import FETCHED
 from tests.drift_checks import fixture_rates, replayed_pages
+
+
+TOGETHER = FIXTURES / "together" / "together" / "pricing.html"
 
 
 def _resolve(name: str, provider: str = "acme", memory_gb: float | None = None) -> str:
@@ -157,6 +164,22 @@ def test_a_non_gpu_accelerator_is_rejected_as_such_not_as_unknown(name):
 @pytest.mark.parametrize(("name", "expected"), [("Quantum Q1", "rejected unknown_gpu: 'Quantum Q1'"), ("", "rejected unknown_gpu: ''")])
 def test_unknown_names_stay_unknown(name, expected):
     assert _resolve(name) == expected
+
+
+@pytest.mark.parametrize(
+    ("gpu_name", "expected"),
+    [
+        ("NVIDIA H200 NVL", "H200-NVL"),
+        ("NVIDIA GB200 NVL72", "GB200"),  # the rack's NVLink domain is no form factor
+        ("NVIDIA H200", "ambiguous_gpu: 'NVIDIA H200' could be H200-NVL, H200-SXM"),
+        ("NVIDIA Z9", "unknown_gpu: 'NVIDIA Z9'"),
+    ],
+)
+def test_normalization_sends_a_name_no_table_mapped_through_the_rules(gpu_name, expected):
+    """Any parser (the HTML pages' included) that leaves `gpu_model` empty gets the rules' answer."""
+    parsed = [i for i in get_source("together").parse(io.BytesIO(TOGETHER.read_bytes()), url="https://www.together.ai/pricing", fetched_at=FETCHED) if isinstance(i, Offer)]
+    [item] = normalize([replace(parsed[0], gpu_name=gpu_name, gpu_model=None)])
+    assert (item.reasons[0] if isinstance(item, Rejected) else item.gpu_model) == expected
 
 
 def test_a_reviewed_table_wins_and_the_rules_answer_the_rest_with_their_reason():
