@@ -41,9 +41,14 @@ USABLE_LOW = 0.88
 USABLE_HIGH = 1.10
 MIB_GB = 1.048576  # 1 MiB in MB: GB here are 10^9 bytes
 
-_VENDOR_WORDS = {"nvidia", "tesla", "amd", "instinct", "geforce", "intel", "generation"}
+# Words that name the vendor, line or generation around a model, not the model: "NVIDIA RTX PRO
+# 6000 Blackwell Server Edition" is the catalog's RTX-PRO-6000-Server.
+_VENDOR_WORDS = {"nvidia", "tesla", "amd", "instinct", "geforce", "intel", "generation", "edition", "blackwell"}
 # Vendor words a seller may glue onto the model ("geforcertx3080-pcie-10gb", TensorDock's ids).
-_GLUED_VENDOR = re.compile(r"^(?:nvidia|geforce|tesla)(?=[a-z]*\d)")
+_GLUED_VENDOR = re.compile(r"^(?:nvidia|geforce|tesla|amd|instinct)(?=[a-z]*\d)")
+# A model number with "S" glued on is the SUPER card ("RTX 4080S", "RTX 4070S Ti"), as sellers
+# abbreviate NVIDIA's "GeForce RTX 4080 SUPER".
+_SUPER = re.compile(r"^(\d{4})s$")
 # Words of a canonical family that sellers drop; a match without them needs the memory to agree.
 OPTIONAL_WORDS = frozenset({"quadro", "q", "rtx", "ada"})
 _FORMS = {"sxm": "SXM", "sxm2": "SXM", "sxm4": "SXM", "sxm5": "SXM", "sxm6": "SXM", "hgx": "SXM", "pcie": "PCIe", "pci": "PCIe", "nvl": "NVL", "oam": "OAM"}
@@ -77,6 +82,9 @@ def words(name: str) -> Wording:
         token = _GLUED_VENDOR.sub("", token)
         if not token or token in _VENDOR_WORDS:
             continue
+        if (m := _SUPER.match(token)) is not None:  # "RTX 4080S": the 4080 SUPER
+            family += [m[1], "super"]
+            continue
         if (m := _MEMORY.match(token)) is not None and memory is None:
             memory = float(m[1]) * (1.073741824 if m[2] == "gib" else 1.0)
         elif token in _FORMS:
@@ -101,12 +109,20 @@ def fits_nameplate(reported_gb: float, nameplate_gb: float) -> bool:
     return nameplate_gb * USABLE_LOW <= reported_gb <= nameplate_gb * USABLE_HIGH
 
 
-def _family_key(family: str) -> str:
-    return words(family).family
+def _same_family(model: GpuModel, said: Wording) -> bool:
+    """The name's words are the family's: run together ("PRO6000", "geforcertx3080") or in
+    another order ("RTX 4070S Ti" for the RTX 4070 Ti SUPER)."""
+    family = words(model.family)
+    return family.family == said.family or _order_free(family.words) == _order_free(said.words)
+
+
+def _order_free(tokens: tuple[str, ...] | list[str]) -> str:
+    """A family's words in a fixed order: "RTX 4070S Ti" and "RTX 4070 Ti SUPER" say the same."""
+    return " ".join(sorted(_split_optional(tuple(tokens))))
 
 
 def _loose_key(tokens: tuple[str, ...]) -> str:
-    return "".join(t for t in _split_optional(tokens) if t not in OPTIONAL_WORDS)
+    return _order_free([t for t in _split_optional(tokens) if t not in OPTIONAL_WORDS])
 
 
 def _split_optional(tokens: tuple[str, ...]) -> list[str]:
@@ -131,14 +147,14 @@ def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_fa
     if _NOT_GPU_MAKERS.search(name):
         raise LookupError(f"not_a_gpu: {name!r} is a Tenstorrent accelerator, which gpu_models does not carry")
     said = words(name)
-    exact = [m for m in gpu_models().values() if said.family and words(m.gpu_model) == said]
+    exact = [m for m in gpu_models().values() if said.family and _edition(m) and words(m.gpu_model) == said]
     # the catalog's own spelling, edition included ("Tesla V100-FHHL-16GB"), if the memory agrees
     if len(exact) == 1 and (memory_gb is None or fits_nameplate(memory_gb, exact[0].memory_gb)):
         return exact[0].gpu_model
     memory = memory_gb if memory_gb is not None else said.memory_gb
     form = form_factor or said.form_factor
     models = list(gpu_models().values())
-    family = [m for m in models if _family_key(m.family) == said.family]
+    family = [m for m in models if _same_family(m, said)]
     loose = False
     if not family and said.family:
         key = _loose_key(said.words)

@@ -48,6 +48,12 @@ def _resolve(name: str, provider: str = "acme", memory_gb: float | None = None) 
         ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada"),  # "Generation" is a vendor word
         ("H100 SXM5 80GB", "H100-SXM"),  # Verda description
         ("AMD Instinct MI300X OAM", "MI300X"),
+        ("InstinctMI250X", "MI250X"),  # vendor word run into the model
+        ("RTX 4080S", "RTX-4080-SUPER"),  # Vast-style "S" for SUPER
+        ("RTX 4070S Ti", "RTX-4070-Ti-SUPER"),  # ...with the words in another order than NVIDIA's
+        ("RTX 6000Ada", "RTX-6000-Ada"),  # Vast gpu_name: the generation glued on
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000-Server"),  # RunPod id: the catalog's own edition
+        ("NVIDIA GB200 NVL72", "GB200"),
     ],
 )
 def test_vendor_description_grammar(name, model):
@@ -120,6 +126,7 @@ def test_the_usable_range_is_closed_at_both_ends(nameplate, reported, fits):
         ("T4", "acme", None, "T4"),
         ("V100 PCIe 16GB", "acme", None, "V100-PCIe-16GB"),
         # A family sold in several named editions needs the edition said.
+        ("RTX PRO 6000", "acme", 96.0, "rejected ambiguous_gpu: 'RTX PRO 6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server"),
         ("RTX-PRO6000", "jarvislabs", 96.0, "rejected ambiguous_gpu: 'RTX-PRO6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server"),
     ],
 )
