@@ -27,8 +27,9 @@ URL = f"https://{HOST}/api/v1/instance-types/list"
 API_VERSION = "2025-03-21"  # the version gpuhunt sends; the server answers with its own
 QUERY = {"version": API_VERSION, "data": {"selector": {"ByServiceAndLocation": {"services": ["vm"]}}}}
 
-# brand_short -> canonical gpu_model (gpuhunt's GPU_MAP names the same brands). "V100" does not
-# say SXM2 or PCIe and stays unmapped; "MI350X" waits for its row in gpu_models.
+# brand_short -> canonical gpu_model (gpuhunt's GPU_MAP names the same brands). Other brands go
+# through the catalog rules with the variant's vram: "MI350X" maps; "V100" (SXM2 or PCIe unsaid)
+# is rejected as ambiguous.
 GPU_BRANDS: dict[str, str] = {
     "RTX 5090": "RTX-5090",
     "RTX 4090": "RTX-4090",
