@@ -22,6 +22,7 @@ class GpuModel:
     memory_gb: float
     bf16: bool
     bnb_4bit: bool
+    memory_type: str = ""
 
 
 @cache
@@ -37,6 +38,7 @@ def gpu_models() -> dict[str, GpuModel]:
                 memory_gb=float(row["memory_gb"]),
                 bf16=row["bf16"] == "true",
                 bnb_4bit=row["bnb_4bit"] == "true",
+                memory_type=row["memory_type"],
             )
             for row in csv.DictReader(fh)
         }

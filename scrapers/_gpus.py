@@ -5,8 +5,15 @@ of a form factor, a name that means one card there and another elsewhere). What 
 not name goes through these rules, which read the reference table instead of a list of strings:
 
 - **Vendor grammar.** A name is a family ("H100", "Quadro RTX 6000", "P4") wrapped in vendor
-  words ("NVIDIA", "Tesla", "AMD Instinct"), optional memory ("80GB", "80 GB") and an optional
-  form factor ("SXM5", "PCIe", "NVL", "HGX"); spacing, case and hyphens do not matter.
+  words ("NVIDIA", "Tesla", "GeForce", "AMD Instinct", "Ada Generation"), optional memory
+  ("80GB", "80 GB", "(24 GB)") and an optional form factor ("SXM5", "PCIe", "NVL", "HGX");
+  spacing, case, hyphens and underscores do not matter, and a vendor word glued to the model
+  ("geforcertx3080", "nvidia_a16") is still a vendor word.
+- **Words sellers drop.** Some sellers leave out a word of the canonical family ("RTX 6000" for
+  the Quadro RTX 6000, "A6000" for the RTX A6000, "Q RTX 8000" for the Quadro RTX 8000). A name
+  that matches a family only once those words (`OPTIONAL_WORDS`) are dropped from both sides
+  maps only when the memory stated beside it confirms one nameplate: "RTX 6000" alone could be
+  the 24 GB Turing Quadro or the 48 GB RTX 6000 Ada.
 - **Usable vs nameplate memory.** A reported memory fits a nameplate when it lies within
   [`USABLE_LOW`, `USABLE_HIGH`] times it: drivers report less than the box says (ECC, reserved
   memory: Vast lists a B300's usable MiB well below 288 GB) or more (an "80 GB" H100 is 80 GiB,
@@ -15,23 +22,46 @@ not name goes through these rules, which read the reference table instead of a l
   leave exactly one row of `gpu_models`; two candidates (H200 SXM or NVL) are ambiguous and the
   offer is rejected naming them, unless the provider's own documentation settles the form
   factor: `schemas/reference/gpu_form_defaults.csv`, one cited row per provider and family.
+- **Not a whole GPU, or not a GPU.** A MIG slice ("… MIG 1g.24gb") is a fraction of one GPU that
+  `gpu_models` has no row for: rejected `mig_slice`, never counted as the whole card. An
+  accelerator of a maker `gpu_models` does not carry (Tenstorrent's Grayskull and Wormhole
+  cards, which run Tenstorrent's own software stack rather than CUDA or ROCm) is rejected
+  `not_a_gpu`, so a catalog of GPUs neither drops it silently nor lists it as one.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpucat.schemas.reference import gpu_form_defaults, gpu_models
+from gpucat.schemas.reference import GpuModel, gpu_form_defaults, gpu_models
 
 USABLE_LOW = 0.88
 USABLE_HIGH = 1.10
 MIB_GB = 1.048576  # 1 MiB in MB: GB here are 10^9 bytes
 
-_VENDOR_WORDS = {"nvidia", "tesla", "amd", "instinct", "geforce", "intel"}
+# Words that name the vendor, line or generation around a model, not the model: "NVIDIA RTX PRO
+# 6000 Blackwell Server Edition" is the catalog's RTX-PRO-6000-Server.
+_VENDOR_WORDS = {"nvidia", "tesla", "amd", "instinct", "geforce", "intel", "generation", "edition", "blackwell"}
+# Vendor words a seller may glue onto the model ("geforcertx3080-pcie-10gb", TensorDock's ids).
+_GLUED_VENDOR = re.compile(r"^(?:nvidia|geforce|tesla|amd|instinct)(?=[a-z]*\d)")
+# A model number with "S" glued on is the SUPER card ("RTX 4080S", "RTX 4070S Ti"), as sellers
+# abbreviate NVIDIA's "GeForce RTX 4080 SUPER".
+_SUPER = re.compile(r"^(\d{4})s$")
+# Words of a canonical family that sellers drop; a match without them needs the memory to agree.
+OPTIONAL_WORDS = frozenset({"quadro", "q", "rtx", "ada"})
 _FORMS = {"sxm": "SXM", "sxm2": "SXM", "sxm4": "SXM", "sxm5": "SXM", "sxm6": "SXM", "hgx": "SXM", "pcie": "PCIe", "pci": "PCIe", "nvl": "NVL", "oam": "OAM"}
-_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*(gb|gib)$")
+_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*(gb|gib|g)$")
+# Memory technology, as nvidia-smi names a board ("NVIDIA H100 80GB HBM3"): it narrows the rows
+# by `memory_type` when that leaves any, and is otherwise no part of the family.
+_RACK = re.compile(r"^nvl\d+$")
+_MEMORY_TYPE = re.compile(r"^(?:hbm\d?e?|g?ddr\d+x?)$")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?\s*gi?b\b|[a-z0-9]+", re.IGNORECASE)
+# "MIG 1g.24gb", "MIG 3g.40gb": NVIDIA's profile grammar (slices of compute "g" and memory "gb").
+_MIG = re.compile(r"\bmig\b|\b\d+g\.\d+gb\b", re.IGNORECASE)
+# Makers of accelerators that gpu_models does not carry (see the module docstring).
+_NOT_GPU_MAKERS = re.compile(r"\btenstorrent\b|\bgrayskull\b|\bwormhole\b|\bblackhole\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -41,21 +71,37 @@ class Wording:
     family: str
     memory_gb: float | None
     form_factor: str | None
+    words: tuple[str, ...] = ()
+    memory_type: str | None = None
 
 
 def words(name: str) -> Wording:
     family: list[str] = []
-    memory = form = None
-    for token in _TOKEN.findall(name.casefold()):
-        if token in _VENDOR_WORDS:
+    memory = form = memory_type = None
+    for token in _TOKEN.findall(name.casefold().replace("_", " ")):
+        token = _GLUED_VENDOR.sub("", token)
+        if not token or token in _VENDOR_WORDS:
             continue
-        if (m := _MEMORY.match(token)) is not None:
+        if (m := _SUPER.match(token)) is not None:  # "RTX 4080S": the 4080 SUPER
+            family += [m[1], "super"]
+            continue
+        if (m := _MEMORY.match(token)) is not None and memory is None:
             memory = float(m[1]) * (1.073741824 if m[2] == "gib" else 1.0)
         elif token in _FORMS:
             form = _FORMS[token]
+        elif _MEMORY_TYPE.match(token):
+            memory_type = token
+        elif _RACK.match(token):
+            continue  # "GB200 NVL72": the rack's NVLink domain, not the chip's form factor
         else:
             family.append(token)
-    return Wording("".join(family), memory, form)
+    return Wording("".join(family), memory, form, tuple(family), memory_type)
+
+
+def _edition(model: GpuModel) -> bool:
+    """Whether a row is one edition of its family's board (`V100-FHHL-16GB`, `T4G`,
+    `RTX-PRO-6000-Server`): its name says more than its family, form factor and memory."""
+    return words(model.gpu_model).family != words(model.family).family
 
 
 def fits_nameplate(reported_gb: float, nameplate_gb: float) -> bool:
@@ -63,24 +109,68 @@ def fits_nameplate(reported_gb: float, nameplate_gb: float) -> bool:
     return nameplate_gb * USABLE_LOW <= reported_gb <= nameplate_gb * USABLE_HIGH
 
 
-def _family_key(family: str) -> str:
-    return "".join(_TOKEN.findall(family.casefold()))
+def _same_family(model: GpuModel, said: Wording) -> bool:
+    """The name's words are the family's: run together ("PRO6000", "geforcertx3080") or in
+    another order ("RTX 4070S Ti" for the RTX 4070 Ti SUPER)."""
+    family = words(model.family)
+    return family.family == said.family or _order_free(family.words) == _order_free(said.words)
+
+
+def _order_free(tokens: tuple[str, ...] | list[str]) -> str:
+    """A family's words in a fixed order: "RTX 4070S Ti" and "RTX 4070 Ti SUPER" say the same."""
+    return " ".join(sorted(_split_optional(tuple(tokens))))
+
+
+def _loose_key(tokens: tuple[str, ...]) -> str:
+    return _order_free([t for t in _split_optional(tokens) if t not in OPTIONAL_WORDS])
+
+
+def _split_optional(tokens: tuple[str, ...]) -> list[str]:
+    """Tokens with a glued trailing "ada" split off ("6000ada" -> "6000", "ada")."""
+    out: list[str] = []
+    for t in tokens:
+        if t.endswith("ada") and t[:-3].isdigit():
+            out += [t[:-3], "ada"]
+        else:
+            out.append(t)
+    return out
 
 
 def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_factor: str | None = None) -> str:
     """The canonical model a GPU name (with the memory and form factor stated beside it) means.
 
-    Raises `LookupError` with the reason (`unknown_gpu: …` or `ambiguous_gpu: …`) when the rules
-    leave no single model.
+    Raises `LookupError` with the reason (`unknown_gpu`, `ambiguous_gpu`, `memory_mismatch`,
+    `mig_slice` or `not_a_gpu`, then what was said) when the rules leave no single model.
     """
+    if _MIG.search(name):
+        raise LookupError(f"mig_slice: {name!r} is a MIG slice of one GPU, not a whole GPU; gpu_models has no MIG profiles")
+    if _NOT_GPU_MAKERS.search(name):
+        raise LookupError(f"not_a_gpu: {name!r} is a Tenstorrent accelerator, which gpu_models does not carry")
     said = words(name)
+    exact = [m for m in gpu_models().values() if said.family and _edition(m) and words(m.gpu_model) == said]
+    # the catalog's own spelling, edition included ("Tesla V100-FHHL-16GB"), if the memory agrees
+    if len(exact) == 1 and (memory_gb is None or fits_nameplate(memory_gb, exact[0].memory_gb)):
+        return exact[0].gpu_model
     memory = memory_gb if memory_gb is not None else said.memory_gb
     form = form_factor or said.form_factor
-    family = [m for m in gpu_models().values() if _family_key(m.family) == said.family]
+    models = list(gpu_models().values())
+    family = [m for m in models if _same_family(m, said)]
+    loose = False
+    if not family and said.family:
+        key = _loose_key(said.words)
+        family = [m for m in models if key and _loose_key(words(m.family).words) == key]
+        loose = bool(family)
     candidates = [m for m in family if form is None or m.form_factor == form]
     if memory is not None:
         candidates = [m for m in candidates if fits_nameplate(memory, m.memory_gb)]
-    if len(candidates) == 1:
+    if said.memory_type is not None:
+        candidates = [m for m in candidates if m.memory_type.casefold() == said.memory_type] or candidates
+    # A name that states no edition means the family's standard board when one special edition
+    # stands beside it (V100 PCIe vs the FHHL board, T4 vs AWS's T4G); a family that NVIDIA sells
+    # in several named editions (RTX PRO 6000: Workstation, Max-Q, Server) needs the edition said.
+    if sum(_edition(m) for m in candidates) == 1:
+        candidates = [m for m in candidates if not _edition(m)] or candidates
+    if len(candidates) == 1 and (not loose or memory is not None):
         return candidates[0].gpu_model
     if not family:
         raise LookupError(f"unknown_gpu: {name!r}")
@@ -90,4 +180,20 @@ def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_fa
     default = gpu_form_defaults().get((provider, said.family))
     if default is not None and default in {m.gpu_model for m in candidates}:
         return default
+    if loose and len(candidates) == 1:
+        raise LookupError(f"ambiguous_gpu: {name!r} omits words of {candidates[0].family!r} and states no memory to confirm it")
     raise LookupError(f"ambiguous_gpu: {name!r} could be {', '.join(sorted(m.gpu_model for m in candidates))}")
+
+
+def mapped(
+    table: Mapping[str, str], name: str, *, provider: str, memory_gb: float | None = None, key: str | None = None
+) -> tuple[str | None, str | None]:
+    """A parser's reviewed table first (looked up by `key`, default `name`), then the rules:
+    `(model, None)`, or `(None, reason)` for the rejection, so a name neither settles is rejected
+    with the rules' reason, never dropped."""
+    if (key if key is not None else name) in table:
+        return table[key if key is not None else name], None
+    try:
+        return resolve(name, provider=provider, memory_gb=memory_gb), None
+    except LookupError as exc:
+        return None, str(exc)

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.cloudrift.ai"
@@ -26,8 +27,9 @@ URL = f"https://{HOST}/api/v1/instance-types/list"
 API_VERSION = "2025-03-21"  # the version gpuhunt sends; the server answers with its own
 QUERY = {"version": API_VERSION, "data": {"selector": {"ByServiceAndLocation": {"services": ["vm"]}}}}
 
-# brand_short -> canonical gpu_model (gpuhunt's GPU_MAP names the same brands). "V100" does not
-# say SXM2 or PCIe and stays unmapped; "MI350X" waits for its row in gpu_models.
+# brand_short -> canonical gpu_model (gpuhunt's GPU_MAP names the same brands). Other brands go
+# through the catalog rules with the variant's vram: "MI350X" maps; "V100" (SXM2 or PCIe unsaid)
+# is rejected as ambiguous.
 GPU_BRANDS: dict[str, str] = {
     "RTX 5090": "RTX-5090",
     "RTX 4090": "RTX-4090",
@@ -73,9 +75,10 @@ def _offers(brand: str, variant: dict[str, Any], url: str, fetched_at: datetime)
     if not nodes:
         yield Rejected("offers", ("no_datacenter: the variant is listed in no datacenter",), row)
         return
-    gpu_model = GPU_BRANDS.get(brand)
+    vram = variant.get("vram")  # bytes per GPU
+    gpu_model, why = mapped(GPU_BRANDS, brand, provider="cloudrift", memory_gb=vram / 1e9 if isinstance(vram, int) and vram > 0 else None)
     if gpu_model is None:
-        yield Rejected("offers", (f"unknown_gpu: {brand!r}",), row)  # once per variant, not per datacenter
+        yield Rejected("offers", (str(why),), row)  # once per variant, not per datacenter
         return
     free = variant.get("available_nodes_per_dc") or {}
     for datacenter in nodes:

@@ -24,6 +24,7 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_gib
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Page, Source
 
 HOST = "rest.compute.cudo.org"
@@ -72,9 +73,9 @@ def _machine_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Ite
     gpu_name = record["gpuModel"]
     if not gpu_name:
         return  # CPU-only machine type
-    gpu_model = GPU_MODELS.get(gpu_name)
+    gpu_model, why = mapped(GPU_MODELS, gpu_name, provider="cudo")  # unlisted names by the catalog rules
     if gpu_model is None:
-        yield Rejected("offers", (f"unknown_gpu: {gpu_name!r}",), record)
+        yield Rejected("offers", (str(why),), record)
         return
     gpu_price = _hourly(record, "gpuPriceHr")
     if gpu_price <= 0:
@@ -134,5 +135,5 @@ SOURCE = Source(
     hosts=frozenset({HOST}),
     fetch=fetch,
     parse=parse,
-    gpu_targets=frozenset(GPU_MODELS.values()),
+    gpu_targets=frozenset(GPU_MODELS.values()) | {"RTX-4000-SFF-Ada"},  # RTX 4000 SFF Ada by the catalog rules
 )

@@ -20,6 +20,8 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
+from gpucat.schemas.reference import gpu_models
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.digitalocean.com"
@@ -80,10 +82,11 @@ def _offers(size: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pa
     gpu = size["gpu_info"]
     model = gpu["model"]
     count = gpu["count"]
-    known = GPUS.get(model)
+    resolved, why = mapped({k: v[0] for k, v in GPUS.items()}, model, provider="digitalocean")  # unlisted models by the catalog rules
+    known = GPUS.get(model) or ((resolved, gpu_models()[resolved].memory_gb) if resolved else None)
     problems = []
     if known is None:
-        problems.append(f"unknown_gpu: {model!r}")
+        problems.append(str(why))
     else:
         vram = gpu["vram"]
         factor = _GIB_PER_UNIT.get(str(vram["unit"]).lower())
@@ -152,5 +155,5 @@ SOURCE = Source(
     api_key_env="DIGITALOCEAN_TOKEN",
     api_key_required=True,
     docs_url="https://docs.digitalocean.com/reference/api/api-reference/#operation/sizes_list",
-    gpu_targets=frozenset(model for model, _ in GPUS.values()),
+    gpu_targets=frozenset(model for model, _ in GPUS.values()) | {"A16"},  # nvidia_a16 by the catalog rules
 )

@@ -18,6 +18,7 @@ from urllib.parse import quote, urlsplit
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
+from gpucat.scrapers import _gpus
 from gpucat.scrapers.base import Fetcher, Page, Source
 
 HOST = "admin.hotaisle.app"
@@ -76,8 +77,9 @@ def _vm(vm: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseIte
         yield Rejected("offers", (f"unknown_gpu: {' + '.join(sorted(models))!r}", "expected one GPU model per VM"), vm)
         return
     gpu_name = models.pop()
-    if gpu_name not in GPU_MODELS:
-        yield Rejected("offers", (f"unknown_gpu: {gpu_name!r}",), vm)
+    gpu_model, why = _gpus.mapped(GPU_MODELS, gpu_name, provider="hotaisle")  # names outside the table by the catalog rules
+    if gpu_model is None:
+        yield Rejected("offers", (str(why),), vm)
         return
     cents = vm["OnDemandPrice"]
     if not isinstance(cents, int | float) or isinstance(cents, bool) or cents <= 0:
@@ -95,7 +97,7 @@ def _vm(vm: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseIte
         market="on_demand",
         tier=None,
         gpu_name=gpu_name,
-        gpu_model=GPU_MODELS[gpu_name],
+        gpu_model=gpu_model,
         gpu_count=float(count),
         gpu_memory_gb=None,  # not stated: the model's nameplate memory
         vcpus=float(cores),

@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers import _gpus
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "infrahub-api.nexgencloud.com"
@@ -83,11 +84,11 @@ def _offer(entry: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem |
     name = entry["name"]
     spot = name.endswith(_SPOT)
     base = name[: -len(_SPOT)] if spot else name
-    mapped = GPU_NAMES.get(base)
-    if mapped is None:
-        if _GPU_LIKE.match(base):
-            return Rejected("offers", (f"unknown_gpu: {base!r}",), entry)
+    if base not in GPU_NAMES and not _GPU_LIKE.match(base):
         return name
+    mapped, why = _gpus.mapped(GPU_NAMES, base, provider="hyperstack")  # names outside the table by the catalog rules
+    if mapped is None:
+        return Rejected("offers", (str(why),), entry)
     value = entry["value"]
     if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
         return Rejected("offers", (f"no_price: {value!r}",), entry)

@@ -3,8 +3,10 @@
 Parsers map their own GPU strings to canonical `gpu_model` names through reviewed tables in
 their modules and quote prices as published (`price`, `price_unit`, `currency`). This step turns
 that into the comparable columns: USD per hour for the whole offer and per GPU, and the GPU's
-memory from the reference table when the provider does not state it. A GPU string that maps to
-nothing becomes a rejected row with reason `unknown_gpu`, never a silent drop.
+memory from the reference table when the provider does not state it. A GPU string a parser's
+table does not map goes through the shared catalog rules (`scrapers._gpus.resolve`, with the
+memory the offer states); one they cannot settle becomes a rejected row with their reason
+(`unknown_gpu`, `ambiguous_gpu`, `mig_slice`, ...), never a silent drop.
 
 A price in another currency is converted with the rate of the offer's own day (its `scraped_at`
 date, UTC), or the nearest earlier day a rate was published for: a publisher skips weekends and
@@ -25,6 +27,7 @@ from datetime import UTC, date
 
 from gpucat.schemas.records import ExchangeRate, Offer, ParseItem, Rejected, ScrapedStorageTerm
 from gpucat.schemas.reference import gpu_models
+from gpucat.scrapers._gpus import resolve
 
 ExchangeRates = Mapping[str, ExchangeRate | Sequence[ExchangeRate]]
 """The rates each currency may be converted with, by ISO code (USD needs none): one rate, or
@@ -48,6 +51,11 @@ def normalize(items: Iterable[ParseItem], rates: ExchangeRates = NO_RATES) -> It
 
 def normalize_offer(offer: Offer, rates: ExchangeRates = NO_RATES) -> Offer | Rejected:
     models = gpu_models()
+    if offer.gpu_model is None and offer.gpu_name:
+        try:
+            offer = replace(offer, gpu_model=resolve(offer.gpu_name, provider=offer.provider, memory_gb=offer.gpu_memory_gb))
+        except LookupError as exc:
+            return Rejected("offers", (str(exc),), offer.as_row())
     if offer.gpu_model is None or offer.gpu_model not in models:
         return Rejected("offers", (f"unknown_gpu: {offer.gpu_name!r}",), offer.as_row())
     if offer.currency == "USD":

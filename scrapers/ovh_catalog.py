@@ -42,7 +42,7 @@ _CURRENCY = re.compile(r"^[A-Z]{3}$")
 # rejected as `ambiguous_gpu` rather than guessed; "Tesla V100S" maps because NVIDIA made it as one
 # board only (V100S-PCIe-32GB). "Quadro RTX 5000" waits for its row in gpu_models (`unknown_gpu`).
 # The models these rules give the GPUs OVH sells.
-GPU_TARGETS = frozenset({"L4", "L40S", "A10", "V100S-PCIe-32GB"})
+GPU_TARGETS = frozenset({"L4", "L40S", "A10", "V100S-PCIe-32GB", "Quadro-RTX-5000"})
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:

@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.runpod.io"
@@ -105,12 +106,12 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
 
 def _offers(gpu: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     gpu_id = gpu["id"]
-    gpu_model = GPU_IDS.get(gpu_id)
+    gpu_model, why = mapped(GPU_IDS, gpu_id, provider="runpod", memory_gb=gpu.get("memoryInGb") or None)  # unlisted ids by the catalog rules
     max_gpus = gpu.get("maxGpuCount") or 1
     tiers = [tier for tier in ("secure", "community") if gpu[f"{tier}Cloud"]]
     if tiers and gpu_model is None:
         # One rejection per GPU type, not one per tier, market and count.
-        yield Rejected("offers", (f"unknown_gpu: {gpu_id!r}",), gpu)
+        yield Rejected("offers", (str(why),), gpu)
         return
     for tier in tiers:
         lowest = gpu.get(tier) or {}

@@ -21,6 +21,7 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.seeweb.it"
@@ -29,8 +30,8 @@ URL = f"https://{HOST}/ecs/v2/plans"
 # gpu_label (case-folded) -> canonical gpu_model. The labels are those gpuhunt and SkyPilot's
 # Seeweb fetcher map. Seeweb's price page sells its H100 and H200 as SXM ("CLOUD GPU NVIDIA H200
 # 1 2 4 8 GPU SXM", seeweb.it/en/products/cloud-server-gpu as quoted by public scrapers); it does
-# not say the A100's form factor, so "a100 80gb" stays unmapped and is rejected. "a30" and
-# "rtx 6000 24gb" (Quadro RTX 6000) wait for their rows in gpu_models.
+# not say the A100's form factor, so "a100 80gb" is rejected as ambiguous by the catalog rules,
+# which map "a30" and "rtx 6000 24gb" (the Quadro RTX 6000) and reject Tenstorrent as not_a_gpu.
 GPU_LABELS: dict[str, str] = {
     "h100 80gb": "H100-SXM",
     "h200 141gb": "H200-SXM",
@@ -80,9 +81,9 @@ def _offers(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pa
         yield Rejected("offers", ("no_region: the plan lists no region",), plan)
         return
     label = " ".join(str(plan["gpu_label"]).split())
-    gpu_model = GPU_LABELS.get(label.casefold())
+    gpu_model, why = mapped(GPU_LABELS, label, key=label.casefold(), provider="seeweb")  # unlisted labels by the catalog rules
     if gpu_model is None:
-        yield Rejected("offers", (f"unknown_gpu: {label!r}",), plan)  # once per plan, not per region
+        yield Rejected("offers", (str(why),), plan)  # once per plan, not per region
         return
     cpu, ram = _number(plan.get("cpu")), _number(plan.get("ram"))
     for location in locations:
@@ -135,6 +136,6 @@ SOURCE = Source(
     parse=parse,
     api_key_env="SEEWEB_API_TOKEN",
     api_key_required=True,
-    gpu_targets=frozenset(GPU_LABELS.values()),
+    gpu_targets=frozenset(GPU_LABELS.values()) | {"A30", "Quadro-RTX-6000"},  # by the catalog rules
     docs_url="https://www.seeweb.it/en/products/cloud-server-gpu",
 )

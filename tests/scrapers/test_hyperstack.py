@@ -81,11 +81,12 @@ def entry(name, value, **kw):
 
 def test_non_gpu_entries_are_skipped_unknown_gpus_rejected():
     # "Cloud-SSD" is a hypothetical non-GPU name: whether and how the live pricebook lists such resources is unverified.
-    body = json.dumps([entry("Cloud-SSD", 0.0001), entry("GH200-96G", 3.5), entry("L40", 1.0)]).encode()
+    body = json.dumps([entry("Cloud-SSD", 0.0001), entry("H999-80G", 3.5), entry("GH200-96G", 3.5), entry("L40", 1.0)]).encode()
     result = parse_bytes("hyperstack", body)
-    assert [r.reasons for r in rejected(result)] == [("unknown_gpu: 'GH200-96G'",)]
+    assert [r.reasons for r in rejected(result)] == [("unknown_gpu: 'H999-80G'",)]
     assert skipped(result) == {"not_gpu: not a GPU in the pricebook": 1}
-    assert [o["gpu_model"] for o in result if isinstance(o, dict)] == ["L40"]
+    # GH200-96G is in no reviewed table: the catalog rules read the family and its 96 GB
+    assert [o["gpu_model"] for o in result if isinstance(o, dict)] == ["GH200", "L40"]
 
 
 @pytest.mark.parametrize(

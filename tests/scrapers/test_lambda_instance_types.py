@@ -82,9 +82,9 @@ def test_a_type_without_gpu_description_is_read_from_its_description():
 def test_rejections():
     assert sorted((r.row["instance_type"]["name"], r.reasons) for r in rejected(items())) == [
         ("gpu_1x_b200_sxm6", ("no_price: price_cents_per_hour 0",)),
-        # The Turing Quadro RTX 6000 is not the RTX 6000 Ada.
-        ("gpu_1x_rtx6000", ("unknown_gpu: 'RTX 6000 (24 GB)'",)),
     ]
+    # "RTX 6000 (24 GB)" drops "Quadro": its 24 GB says the Turing Quadro RTX 6000, not the 48 GB RTX 6000 Ada
+    assert by_id(items())["gpu_1x_rtx6000/us-south-1"]["gpu_model"] == "Quadro-RTX-6000"
 
 
 def test_description_and_specs_disagreeing_on_the_gpu_count_is_rejected():

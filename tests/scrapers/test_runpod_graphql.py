@@ -85,7 +85,10 @@ def test_tier_quirks():
 def test_unknown_gpu_type_is_rejected_once_and_the_placeholder_entry_is_ignored():
     result = items()
     assert [(r.reasons, r.row["id"]) for r in rejected(result)] == [
-        (("unknown_gpu: 'NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb'",), "NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb")
+        (
+            ("mig_slice: 'NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb' is a MIG slice of one GPU, not a whole GPU; gpu_models has no MIG profiles",),
+            "NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb",
+        )
     ]
     assert not [o for o in offers(result) if o["gpu_name"] == "unknown"]
 

@@ -65,13 +65,16 @@ def test_gpu_counts_stop_at_max_count_and_components_travel_with_each_offer():
     ids = by_id(items())
     assert sorted(i.rsplit("/", 1)[1] for i in ids if "/geforcertx4090-pcie-24gb/" in i) == ["1x", "2x", "4x"]
     helsinki = [o for o in ids.values() if o["region"].startswith("Helsinki")]
-    assert {o["price_excludes"] for o in helsinki} == {"vcpu 0.004 USD/h; ram 0.003 USD/GB-h; storage 0.0001 USD/GB-h"}
-    assert len(ids) == 21
+    # each GPU of a location carries its own component prices (the RTX 3080's are lower)
+    assert {o["gpu_model"]: o["price_excludes"] for o in helsinki} == {
+        "L40S": "vcpu 0.004 USD/h; ram 0.003 USD/GB-h; storage 0.0001 USD/GB-h",
+        "RTX-3080": "vcpu 0.003 USD/h; ram 0.002 USD/GB-h; storage 0.00005 USD/GB-h",
+    }
+    assert len(ids) == 23
 
 
 def test_rejections():
     assert sorted((r.row["v0Name"], r.reasons) for r in rejected(items())) == [
-        ("geforcertx3080-pcie-10gb", ("unknown_gpu: 'geforcertx3080-pcie-10gb'",)),
         ("v100-sxm2-16gb", ("no_price: price_per_hr 0.0",)),
     ]
 

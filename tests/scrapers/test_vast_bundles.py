@@ -107,7 +107,6 @@ def test_missing_location_cpu_and_rented_offers():
 
 def test_rejections():
     assert sorted((r.row["id"], r.reasons) for r in rejected(items())) == [
-        (23001544, ("unknown_gpu: 'GTX 1080 Ti'",)),
         (26602219, ("memory_mismatch: 65536 MiB fits no 'A100 SXM4' nameplate (40 GB, 80 GB)",)),
         (26811730, ("no_price: dph_base 0.0",)),
         (27902266, ("no_price: min_bid None",)),
@@ -168,7 +167,8 @@ def test_keyed_fetch_sends_the_key_as_a_bearer_token_and_lifts_the_cap(tmp_path)
         ("B300", 180000, None, "memory_mismatch: 'B300' with 188.744 GB fits none of B300"),
         ("H200", 143771, "H200-SXM", None),  # the reviewed table settles SXM vs NVL
         ("A100 SXM4", 65536, None, "memory_mismatch: 65536 MiB fits no 'A100 SXM4' nameplate (40 GB, 80 GB)"),
-        ("GTX 1080 Ti", 11264, None, "unknown_gpu: 'GTX 1080 Ti'"),
+        ("GTX 1080 Ti", 11264, "GTX-1080-Ti", None),  # 11.8 GB reported for an 11 GB card
+        ("GTX 1090 Ti", 11264, None, "unknown_gpu: 'GTX 1090 Ti'"),
     ],
 )
 def test_gpu_names_map_by_rules_with_usable_memory_ranges(gpu_name, gpu_ram, model, reason):

@@ -109,7 +109,7 @@ def test_per_instance_prices_become_per_gpu():
 
 def test_unmapped_gpu_and_placeholder_price_are_rejected_and_the_cpu_node_is_skipped():
     assert [(r.reasons, r.row["instance_type"]) for r in rejected(items())] == [
-        (("unknown_gpu: 'Tesla V100 16GB'",), "1V100.6V"),
+        (("ambiguous_gpu: 'Tesla V100 16GB' could be V100-PCIe-16GB, V100-SXM2-16GB",), "1V100.6V"),
         (("no_price: 1B300.30V price_per_hour '0.00'",), "1B300.30V"),
     ]
     assert not [o for o in by_id(items()) if o.startswith("CPU.")]

@@ -1,0 +1,258 @@
+"""The shared GPU-name rules (`scrapers._gpus`), one class of wording at a time, on names that real
+or fixture answers carry (the source is named beside each), and the replay census: every GPU row
+the fixtures' parsers reject is rejected for a reason a reader can act on."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from gpucat import pipeline
+from gpucat.schemas.reference import GPU_FORM_DEFAULTS_CSV, gpu_form_defaults, gpu_models
+from gpucat.schemas.records import Offer, Rejected
+from gpucat.scrapers import all_sources, get_source
+from gpucat.scrapers._gpus import MIB_GB, USABLE_HIGH, USABLE_LOW, fits_nameplate, mapped, resolve, words
+from gpucat.scrapers.normalize import normalize
+from tests.conftest import FIXTURES
+from tests.scrapers.helpers import FETCHED
+from tests.drift_checks import fixture_rates, replayed_pages
+
+
+TOGETHER = FIXTURES / "together" / "together" / "pricing.html"
+
+
+def _resolve(name: str, provider: str = "acme", memory_gb: float | None = None) -> str:
+    try:
+        return resolve(name, provider=provider, memory_gb=memory_gb)
+    except LookupError as exc:
+        return f"rejected {exc}"
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        ("geforcertx3080-pcie-10gb", "RTX-3080"),  # TensorDock v0Name: vendor word glued on, form and memory inline
+        ("nvidia_a16", "A16"),  # DigitalOcean gpu_info.model: underscores
+        ("RTX 4000 SFF Ada", "RTX-4000-SFF-Ada"),  # Cudo gpuModel: the catalog's own family name
+        ("A30", "A30"),  # Seeweb gpu_label
+        ("Quadro RTX 5000", "Quadro-RTX-5000"),  # OVH blobs.technical.gpu.model
+        ("NVIDIA H100 80GB HBM3", "H100-SXM"),  # RunPod id (nvidia-smi's name): HBM3 is the SXM board's memory
+        ("NVIDIA H100 PCIe", "H100-PCIe"),  # RunPod id
+        ("Tesla V100-FHHL-16GB", "V100-FHHL-16GB"),  # RunPod's spelling of the catalog's own model
+        ("Nvidia Tesla P100", "P100-PCIe-16GB"),  # GCP SKU description
+        ("Tesla P4", "P4"),  # GCP SKU description
+        ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada"),  # "Generation" is a vendor word
+        ("H100 SXM5 80GB", "H100-SXM"),  # Verda description
+        ("AMD Instinct MI300X OAM", "MI300X"),
+        ("InstinctMI250X", "MI250X"),  # vendor word run into the model
+        ("RTX 4080S", "RTX-4080-SUPER"),  # Vast-style "S" for SUPER
+        ("RTX 4070S Ti", "RTX-4070-Ti-SUPER"),  # ...with the words in another order than NVIDIA's
+        ("RTX 6000Ada", "RTX-6000-Ada"),  # Vast gpu_name: the generation glued on
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000-Server"),  # RunPod id: the catalog's own edition
+        ("NVIDIA GB200 NVL72", "GB200"),
+    ],
+)
+def test_vendor_description_grammar(name, model):
+    assert _resolve(name) == model
+
+
+def test_wording_splits_family_memory_form_and_memory_type():
+    assert words("NVIDIA H100 80GB HBM3") == words("nvidia-h100-80gb-hbm3")
+    said = words("geforcertx3080-pcie-10gb")
+    assert (said.family, said.memory_gb, said.form_factor, said.memory_type) == ("rtx3080", 10.0, "PCIe", None)
+    assert (words("A100 80 GiB").memory_gb, words("Tesla V100S PCIe 32GB").form_factor) == (80 * 1.073741824, "PCIe")
+
+
+@pytest.mark.parametrize(
+    ("name", "memory_gb", "expected"),
+    [
+        # A word of the canonical family left out: the stated memory must confirm one nameplate.
+        ("RTX 6000 (24 GB)", None, "Quadro-RTX-6000"),  # Lambda instance-type description
+        ("RTX 6000 24GB", None, "Quadro-RTX-6000"),  # Seeweb gpu_label
+        ("NVIDIA A6000", 48.0, "RTX-A6000"),  # Lambda page plan with its VRAM/GPU column
+        ("Q RTX 8000", 49152 * MIB_GB / 1000, "Quadro-RTX-8000"),  # Vast gpu_name with gpu_ram MiB
+        ("RTX 5000", 16.0, "Quadro-RTX-5000"),  # 16 GB: not the 32 GB RTX 5000 Ada
+        ("RTX 6000", 48.0, "RTX-6000-Ada"),
+        ("RTX 6000", None, "rejected ambiguous_gpu: 'RTX 6000' could be Quadro-RTX-6000, RTX-6000-Ada"),
+        ("A6000", None, "rejected ambiguous_gpu: 'A6000' omits words of 'RTX A6000' and states no memory to confirm it"),
+        ("RTX 6000", 32.0, "rejected memory_mismatch: 'RTX 6000' with 32 GB fits none of Quadro-RTX-6000, RTX-6000-Ada"),
+    ],
+)
+def test_words_sellers_drop_need_the_memory_to_agree(name, memory_gb, expected):
+    assert _resolve(name, memory_gb=memory_gb) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "mib", "expected"),
+    [
+        ("B300", 275040, "B300"),  # Vast, real capture (getcomputable/gpu-index b300_asc.json): 288.4 GB usable of 288
+        ("B300", 262144, "B300"),  # 274.9 GB: 0.95 x the nameplate
+        ("GTX 1080 Ti", 11264, "GTX-1080-Ti"),  # Vast fixture: 11.8 GB for an 11 GB card
+        ("RTX 2080 Ti", 11264, "RTX-2080-Ti"),
+        ("B300", 180000, "rejected memory_mismatch: 'B300' with 188.744 GB fits none of B300"),
+        ("A100", 65536, "rejected memory_mismatch: 'A100' with 68.7195 GB fits none of A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB"),
+    ],
+)
+def test_usable_memory_in_mib_matches_by_range_not_by_equality(name, mib, expected):
+    assert _resolve(name, "vast", mib * MIB_GB / 1000) == expected
+
+
+@pytest.mark.parametrize(
+    ("nameplate", "reported", "fits"),
+    [(80, 80 * USABLE_LOW, True), (80, 80 * USABLE_HIGH, True), (80, 80 * USABLE_LOW - 0.01, False), (80, 80 * USABLE_HIGH + 0.01, False)],
+)
+def test_the_usable_range_is_closed_at_both_ends(nameplate, reported, fits):
+    assert fits_nameplate(reported, nameplate) is fits
+
+
+@pytest.mark.parametrize(
+    ("name", "provider", "memory_gb", "expected"),
+    [
+        # A cited provider default settles the form factor the answer leaves out...
+        ("H100", "jarvislabs", 80.0, "H100-SXM"),
+        ("H200", "jarvislabs", 141.0, "H200-SXM"),
+        ("Nvidia Tesla V100", "gcp", None, "V100-SXM2-16GB"),
+        # ...and only for that provider and family; elsewhere the row stays rejected, naming the candidates.
+        ("H200", "vast-like", 141.0, "rejected ambiguous_gpu: 'H200' could be H200-NVL, H200-SXM"),
+        ("A100-80GB", "jarvislabs", 80.0, "rejected ambiguous_gpu: 'A100-80GB' could be A100-PCIe-80GB, A100-SXM4-80GB"),
+        ("Tesla V100 16GB", "verda", None, "rejected ambiguous_gpu: 'Tesla V100 16GB' could be V100-PCIe-16GB, V100-SXM2-16GB"),
+        ("V100", "cloudrift", 17179869184 / 1e9, "rejected ambiguous_gpu: 'V100' could be V100-PCIe-16GB, V100-SXM2-16GB"),
+        ("A100 80GB", "seeweb", None, "rejected ambiguous_gpu: 'A100 80GB' could be A100-PCIe-80GB, A100-SXM4-80GB"),
+        # One special edition beside a standard board: the unnamed edition is the standard board.
+        ("T4", "acme", None, "T4"),
+        ("V100 PCIe 16GB", "acme", None, "V100-PCIe-16GB"),
+        # A family sold in several named editions needs the edition said.
+        ("RTX PRO 6000", "acme", 96.0, "rejected ambiguous_gpu: 'RTX PRO 6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server"),
+        ("RTX-PRO6000", "jarvislabs", 96.0, "rejected ambiguous_gpu: 'RTX-PRO6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server"),
+    ],
+)
+def test_form_factor_defaults_apply_only_where_the_provider_documents_them(name, provider, memory_gb, expected):
+    assert _resolve(name, provider, memory_gb) == expected
+
+
+def test_every_form_default_names_a_model_of_its_family_and_cites_the_provider():
+    with GPU_FORM_DEFAULTS_CSV.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(gpu_form_defaults()) == len(rows)  # one row per provider and family
+    for row in rows:
+        model = gpu_models()[row["gpu_model"]]
+        assert words(model.family).family == row["family_key"], row
+        assert row["provider"] in all_sources_providers() and len(row["source"]) > 40, row
+
+
+def all_sources_providers() -> set[str]:
+    return {s.provider for s in all_sources().values()}
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb",  # RunPod gpuTypes id
+            "rejected mig_slice: 'NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb' is a MIG slice of one GPU, not a whole GPU; gpu_models has no MIG profiles",
+        ),
+        ("A100 MIG 3g.40gb", "rejected mig_slice: 'A100 MIG 3g.40gb' is a MIG slice of one GPU, not a whole GPU; gpu_models has no MIG profiles"),
+        ("H100 1g.10gb", "rejected mig_slice: 'H100 1g.10gb' is a MIG slice of one GPU, not a whole GPU; gpu_models has no MIG profiles"),
+    ],
+)
+def test_a_mig_slice_is_never_counted_as_the_whole_gpu(name, expected):
+    assert _resolve(name, memory_gb=24.0) == expected
+
+
+@pytest.mark.parametrize("name", ["Tenstorrent Grayskull e150", "tenstorrent wormhole n300"])  # Seeweb gpu_label
+def test_a_non_gpu_accelerator_is_rejected_as_such_not_as_unknown(name):
+    assert _resolve(name) == f"rejected not_a_gpu: {name!r} is a Tenstorrent accelerator, which gpu_models does not carry"
+
+
+@pytest.mark.parametrize(("name", "expected"), [("Quantum Q1", "rejected unknown_gpu: 'Quantum Q1'"), ("", "rejected unknown_gpu: ''")])
+def test_unknown_names_stay_unknown(name, expected):
+    assert _resolve(name) == expected
+
+
+@pytest.mark.parametrize(
+    ("gpu_name", "expected"),
+    [
+        ("NVIDIA H200 NVL", "H200-NVL"),
+        ("NVIDIA GB200 NVL72", "GB200"),  # the rack's NVLink domain is no form factor
+        ("NVIDIA H200", "ambiguous_gpu: 'NVIDIA H200' could be H200-NVL, H200-SXM"),
+        ("NVIDIA Z9", "unknown_gpu: 'NVIDIA Z9'"),
+    ],
+)
+def test_normalization_sends_a_name_no_table_mapped_through_the_rules(gpu_name, expected):
+    """Any parser (the HTML pages' included) that leaves `gpu_model` empty gets the rules' answer."""
+    parsed = [i for i in get_source("together").parse(io.BytesIO(TOGETHER.read_bytes()), url="https://www.together.ai/pricing", fetched_at=FETCHED) if isinstance(i, Offer)]
+    [item] = normalize([replace(parsed[0], gpu_name=gpu_name, gpu_model=None)])
+    assert (item.reasons[0] if isinstance(item, Rejected) else item.gpu_model) == expected
+
+
+def test_a_reviewed_table_wins_and_the_rules_answer_the_rest_with_their_reason():
+    table = {"a100 80gb": "A100-SXM4-80GB"}
+    assert mapped(table, "A100 80GB", key="a100 80gb", provider="seeweb") == ("A100-SXM4-80GB", None)
+    assert mapped(table, "A30", provider="seeweb") == ("A30", None)
+    assert mapped(table, "Tenstorrent Grayskull e150", provider="seeweb") == (
+        None,
+        "not_a_gpu: 'Tenstorrent Grayskull e150' is a Tenstorrent accelerator, which gpu_models does not carry",
+    )
+
+
+# Every GPU row the fixtures' parsers reject for its GPU, by source and reason. A name the rules
+# newly map leaves this list; a regression that rejects a mapped GPU joins it.
+GPU_REASONS = ("unknown_gpu", "ambiguous_gpu", "ambiguous_form_factor", "memory_mismatch", "mig_slice", "not_a_gpu", "unknown_gpu_count")
+EXPECTED_GPU_REJECTIONS = {
+    "azure-retail": {"unknown_gpu_count: 'Standard_NC24lds_xl_RTXPRO6000BSE_v6'": 1},
+    "cloudrift": {"ambiguous_gpu: 'V100' could be V100-PCIe-16GB, V100-SXM2-16GB": 1},
+    "jarvislabs": {
+        "ambiguous_gpu: 'A100-80GB' could be A100-PCIe-80GB, A100-SXM4-80GB": 1,
+        "ambiguous_gpu: 'RTX-PRO6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server": 1,
+    },
+    "lambda-page": {"ambiguous_form_factor: 'NVIDIA Tesla V100' may be V100-SXM2-16GB or V100-PCIe-16GB; the page does not say": 1},
+    "modal": {
+        "ambiguous_form_factor: 'Nvidia H200' may be H200-SXM or H200-NVL; the page does not say": 1,
+        "ambiguous_form_factor: 'Nvidia A100, 80 GB' may be A100-SXM4-80GB or A100-PCIe-80GB; the page does not say": 1,
+        "ambiguous_form_factor: 'Nvidia A100, 40 GB' may be A100-SXM4-40GB or A100-PCIe-40GB; the page does not say": 1,
+    },
+    "oci-pricelist": {
+        "unknown_gpu: 'OCI - Compute - GPU - H100T'": 1,
+        "unknown_gpu: 'Compute - Bare Metal GPU Standard - X7'": 1,
+        "unknown_gpu: 'Compute - Virtual Machine GPU Standard - X7'": 1,
+        "unknown_gpu: 'Compute - GPU Standard - V2'": 1,
+        "unknown_gpu: 'Compute - GPU - E3'": 1,
+    },
+    "ovh-catalog": {
+        "ambiguous_gpu: 'H100' could be H100-PCIe, H100-SXM": 2,
+        "ambiguous_gpu: 'A100' could be A100-PCIe-80GB, A100-SXM4-80GB": 1,
+        "ambiguous_gpu: 'H200' could be H200-NVL, H200-SXM": 1,
+        "ambiguous_gpu: 'Tesla V100' could be V100-PCIe-16GB, V100-SXM2-16GB": 1,
+    },
+    "runpod-graphql": {"mig_slice: 'NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb' is a MIG slice of one GPU, not a whole GPU; gpu_models has no MIG profiles": 1},
+    "seeweb": {
+        "ambiguous_gpu: 'A100 80GB' could be A100-PCIe-80GB, A100-SXM4-80GB": 2,
+        "not_a_gpu: 'Tenstorrent Grayskull e150' is a Tenstorrent accelerator, which gpu_models does not carry": 1,
+    },
+    "vast-bundles": {"memory_mismatch: 65536 MiB fits no 'A100 SXM4' nameplate (40 GB, 80 GB)": 1},
+    "verda-instance-types": {"ambiguous_gpu: 'Tesla V100 16GB' could be V100-PCIe-16GB, V100-SXM2-16GB": 1},
+    "vultr-plans": {"unknown_gpu: 'NVIDIA_A100'": 1},
+}
+
+
+def gpu_rejections() -> dict[str, dict[str, int]]:
+    """Per offer source, the replayed fixtures' rejections whose reason is about the GPU."""
+    rates = fixture_rates(FIXTURES)
+    found: dict[str, dict[str, int]] = {}
+    for name, source in sorted(all_sources().items()):
+        if "offers" not in source.tables or not (FIXTURES / source.provider / source.name).is_dir():
+            continue
+        items = pipeline.parse_source(source, replayed_pages(source, FIXTURES), rates)
+        reasons = Counter(x for i in items if isinstance(i, Rejected) for x in i.reasons if x.startswith(GPU_REASONS))
+        if reasons:
+            found[name] = dict(reasons)
+        assert any(isinstance(i, Offer) for i in items), name
+    return found
+
+
+def test_on_the_replay_every_gpu_rejection_has_its_reason():
+    assert gpu_rejections() == EXPECTED_GPU_REJECTIONS
