@@ -216,11 +216,6 @@ STATUS_COLUMNS = (
 STATUS_DEFAULT = ("source", "status", "age", "data", "stale", "rows", "rejected", "skipped", "unmapped", "terms", "unknown_gpus", "error")
 
 
-class Market(str, Enum):
-    on_demand = "on_demand"
-    spot = "spot"
-
-
 class OfferFormat(str, Enum):
     table = "table"
     csv = "csv"

@@ -203,10 +203,6 @@ def held_to_aim(results: list[PointResult]) -> list[PointResult]:
     return [r for r in results if r.point.exclude is None and r.error is not None]
 
 
-def with_settings(point: CalibrationPoint, **changes: Any) -> CalibrationPoint:
-    return replace(point, settings=replace(point.settings, **changes))
-
-
 # --- fitting and out-of-sample evaluation -------------------------------------------------
 
 
