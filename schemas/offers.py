@@ -32,7 +32,9 @@ def _nameplate() -> pl.Expr:
     return pl.col("gpu_model").replace_strict(memory, default=None, return_dtype=pl.Float64)
 
 
-class Offer(pa.DataFrameModel):
+class OfferRow(pa.DataFrameModel):
+    """One row of the `offers` table as pandera checks it (the record itself is `records.Offer`)."""
+
     provider: str = pa.Field(str_matches=r"^[a-z0-9-]+$")
     offer_id: str = pa.Field(str_length={"min_value": 1})
     source: str
