@@ -60,7 +60,7 @@ class OfferRow(pa.DataFrameModel):
     fabric_gbps: Optional[float] = pa.Field(nullable=True, gt=0, description="inter-node bandwidth per instance, Gbit/s")
     source_url: str = pa.Field(str_startswith="https://")
     scraped_at: pl.Datetime(time_zone="UTC")  # type: ignore[valid-type]
-    fx_rate_date: Optional[pl.Date] = pa.Field(nullable=True, description="date of the exchange rate a non-USD price was converted with")  # type: ignore[valid-type]
+    fx_rate_date: Optional[pl.Date] = pa.Field(nullable=True, description="date of the exchange rate a non-USD price was converted with")
     storage_usd_per_gb_month: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own disk price")
     egress_usd_per_gb: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own download price")
     ingress_usd_per_gb: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own upload price")

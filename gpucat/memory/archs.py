@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import csv
 import difflib
-import re
 import functools
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal

@@ -68,7 +68,7 @@ def _settings(raw: dict[str, Any], where: str) -> TrainSettings:
     unknown = set(raw) - _SETTING_NAMES
     if unknown:
         raise ValueError(f"{where}: unknown settings {sorted(unknown)}")
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
     return TrainSettings(**values)
 
 
@@ -228,7 +228,7 @@ def _zero_median(fit_on: tuple[CalibrationPoint, ...], make: Any, lo: float, hi:
     error grows with the value), rounded to 0.01."""
 
     def median_error(value: float) -> float:
-        return statistics.median(r.error for r in evaluate(fit_on, make(value)))
+        return statistics.median(r.error for r in evaluate(fit_on, make(value)) if r.error is not None)
 
     if median_error(lo) >= 0:
         return lo

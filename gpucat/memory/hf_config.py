@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpucat.schemas.errors import UnknownModel, UserInputError
 from gpucat.memory.archs import ModelArch, find_model_arch, find_variant_arch, nearest_model_names, param_counts
+from gpucat.schemas.errors import UnknownModel, UserInputError
 
 if TYPE_CHECKING:
     import httpx

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gpucat.memory.archs import LORA_TARGET_PRESETS, ModelArch
 from gpucat.memory.settings import TrainSettings, quantity, validate_settings
@@ -110,7 +110,8 @@ class TrainingRequest:
         from dataclasses import replace
 
         names = ("method", "precision", "optimizer", "lora_targets", "quant", "attention", "cross_entropy", "sharding", "offload")
-        return replace(self, **{n: canonical_choice(n, getattr(self, n)) for n in names})
+        spelled: dict[str, Any] = {n: canonical_choice(n, getattr(self, n)) for n in names}
+        return replace(self, **spelled)
 
     def settings(self, arch: ModelArch) -> TrainSettings:
         """`TrainSettings` for this request; a bad value or combination is one `SettingError` line."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gpucat.schemas.errors import Quantity, SettingError, UserInputError
 from gpucat.memory.archs import ModelArch, block_linears, lora_targets
+from gpucat.schemas.errors import Quantity, SettingError, UserInputError
 
 Method = Literal["full", "lora", "qlora"]
 Precision = Literal["bf16-mixed", "bf16-true", "fp16-mixed", "fp32"]

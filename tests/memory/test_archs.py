@@ -7,7 +7,6 @@ from dataclasses import asdict, replace
 import polars as pl
 import pytest
 
-from gpucat.schemas.errors import UnknownModel
 from gpucat.memory.archs import (
     CSV_COLUMNS,
     find_model_arch,
@@ -16,6 +15,7 @@ from gpucat.memory.archs import (
     lora_trainable_params,
     param_counts,
 )
+from gpucat.schemas.errors import UnknownModel
 from gpucat.schemas.model_archs import ModelArchRow
 from tests.conftest import ROOT
 

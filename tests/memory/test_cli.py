@@ -7,11 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from gpucat.memory.estimator import FITTED
 from typer.testing import CliRunner
 
 from gpucat.cli import app
+from gpucat.memory.estimator import FITTED
 
 runner = CliRunner()
 CONFIGS = Path(__file__).parent / "data" / "configs"

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 
 from gpucat.cli._common import error_line
-from gpucat.schemas.errors import UserInputError
 from gpucat.memory import TrainSettings, estimate_memory, get_model_arch, param_counts, per_gpu_need
 from gpucat.memory.activations import ActivationPolicy, estimate_activations, layer_bytes
 from gpucat.memory.archs import ModelArch
 from gpucat.memory.estimator import ALLOCATOR_MARGIN, CUDA_CONTEXT_GB, FITTED
+from gpucat.schemas.errors import UserInputError
 
 LLAMA8 = get_model_arch("llama-3.1-8b")
 P8 = LLAMA8.params

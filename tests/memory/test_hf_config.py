@@ -9,7 +9,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gpucat.schemas.errors import UnknownModel, UserInputError
 from gpucat.memory.archs import get_model_arch
 from gpucat.memory.hf_config import (
     arch_from_hf_config,
@@ -18,6 +17,7 @@ from gpucat.memory.hf_config import (
     load_hub_config,
     resolve_model,
 )
+from gpucat.schemas.errors import UnknownModel, UserInputError
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 # fixture file -> alias of the same model in model_archs
