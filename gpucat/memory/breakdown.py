@@ -141,31 +141,14 @@ def memory_breakdown(arch: ModelArch, s: TrainSettings, fitted: FittedConstants 
     counts = param_counts(arch)
     trainable = trainable_params(arch, s)
     st = model_states(arch, s, trainable)
-    k = fitted.activation_overhead
-    raw = _activations(arch, s)
-    acts = ActivationEstimate(raw.saved * k, raw.recompute * k, raw.logits * k)
-    compile_saving = old_bnb_extra = None
-    if not s.compile:
-        compiled = _activations(arch, replace(s, compile=True))
-        compile_saving = acts.saved + acts.recompute - k * (compiled.saved + compiled.recompute)
-    if s.method == "qlora" and not s.bnb_keeps_4bit_inputs:
-        old_bnb_extra = k * _activations(arch, replace(s, bnb_keeps_4bit_inputs=True)).saved - acts.saved
+    acts, compile_saving, old_bnb_extra = _activation_figures(arch, s, fitted.activation_overhead)
     saved, host = acts.saved, dict(st.host)
     if s.offload_activations:
         on_gpu = saved * min(1.0, 2 / (arch.n_layers + arch.n_encoder_layers))
         host["activations"] = saved - on_gpu
         saved = on_gpu
     dequant = counts.largest_linear * (4 if s.precision == "fp32" else 2) if s.method == "qlora" else 0.0
-
-    # Gradients: with optimizer-in-backward only the tensor being applied exists; otherwise they
-    # exist from backward to the step, and through the next forward when accumulating.
-    largest_tensor = min(trainable, max(counts.largest_linear, arch.vocab_size * arch.hidden_size))
-    div_grads = s.gpus if s.gpus > 1 and s.sharding in ("zero2", "zero3", "fsdp") else 1
-    if s.optimizer_in_backward:
-        grads_fb, grads_step = largest_tensor * st.grad_bytes / div_grads, 0.0
-    else:
-        grads_fb, grads_step = (st.gradients if s.grad_accumulation > 1 else 0.0), st.gradients
-
+    grads_fb, grads_step, step_temp = _gradients_and_step(arch, s, st, counts, trainable)
     static = {
         "cuda_context": CUDA_CONTEXT_GB * GB,
         "nccl_buffers": NCCL_GB * GB if s.gpus > 1 else 0.0,
@@ -184,13 +167,6 @@ def memory_breakdown(arch: ModelArch, s: TrainSettings, fitted: FittedConstants 
         "dequant_buffer": dequant,
         "zero_gather_buffer": st.zero_gather_buffer,
     }
-    # The step's own temporaries: one tensor's worth for per-tensor implementations (fused AdamW,
-    # bitsandbytes, for-loop). PyTorch's foreach AdamW (its default on CUDA, and transformers'
-    # `adamw_torch`) computes sqrt(exp_avg_sq) for every tensor at once
-    # (`torch._foreach_sqrt(device_exp_avg_sqs)` in torch/optim/adamw.py): one state-sized temporary.
-    step_temp = 0.0 if s.offload != "none" else largest_tensor * 4 / div_grads
-    if foreach_step_applies(s):
-        step_temp = max(step_temp, st.optimizer_states / 2)
     optimizer_step = {"gradients": grads_step, "optimizer_step_temp": step_temp}
     margins = {
         FORWARD_BACKWARD: fitted.allocator_margin * (saved + max(acts.logits, acts.recompute) + dequant + st.zero_gather_buffer),
@@ -208,3 +184,41 @@ def memory_breakdown(arch: ModelArch, s: TrainSettings, fitted: FittedConstants 
         peak_phase=FORWARD_BACKWARD if fb_peaks else OPTIMIZER_STEP,
         compile_saving=compile_saving, old_bitsandbytes_extra=old_bnb_extra,
     )
+
+
+def _activation_figures(arch: ModelArch, s: TrainSettings, k: float) -> tuple[ActivationEstimate, float | None, float | None]:
+    """The activations with the fitted overhead factor `k`, and what torch.compile would save and
+    bitsandbytes < 0.43.2 would add to them (None where that is not a different configuration)."""
+    raw = _activations(arch, s)
+    acts = ActivationEstimate(raw.saved * k, raw.recompute * k, raw.logits * k)
+    compile_saving = old_bnb_extra = None
+    if not s.compile:
+        compiled = _activations(arch, replace(s, compile=True))
+        compile_saving = acts.saved + acts.recompute - k * (compiled.saved + compiled.recompute)
+    if s.method == "qlora" and not s.bnb_keeps_4bit_inputs:
+        old_bnb_extra = k * _activations(arch, replace(s, bnb_keeps_4bit_inputs=True)).saved - acts.saved
+    return acts, compile_saving, old_bnb_extra
+
+
+def _gradients_and_step(
+    arch: ModelArch, s: TrainSettings, st: ModelStates, counts: ParamCounts, trainable: int
+) -> tuple[float, float, float]:
+    """(gradients at forward/backward, gradients at the step, the step's temporaries).
+
+    With optimizer-in-backward only the tensor being applied exists; otherwise gradients exist
+    from backward to the step, and through the next forward when accumulating. The step's own
+    temporaries are one tensor's worth for per-tensor implementations (fused AdamW, bitsandbytes,
+    for-loop); PyTorch's foreach AdamW (its default on CUDA, and transformers' `adamw_torch`)
+    computes sqrt(exp_avg_sq) for every tensor at once (`torch._foreach_sqrt(device_exp_avg_sqs)`
+    in torch/optim/adamw.py): one state-sized temporary.
+    """
+    largest_tensor = min(trainable, max(counts.largest_linear, arch.vocab_size * arch.hidden_size))
+    div_grads = s.gpus if s.gpus > 1 and s.sharding in ("zero2", "zero3", "fsdp") else 1
+    if s.optimizer_in_backward:
+        grads_fb, grads_step = largest_tensor * st.grad_bytes / div_grads, 0.0
+    else:
+        grads_fb, grads_step = (st.gradients if s.grad_accumulation > 1 else 0.0), st.gradients
+    step_temp = 0.0 if s.offload != "none" else largest_tensor * 4 / div_grads
+    if foreach_step_applies(s):
+        step_temp = max(step_temp, st.optimizer_states / 2)
+    return grads_fb, grads_step, step_temp

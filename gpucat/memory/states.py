@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucat.memory.archs import ModelArch, block_linears, lora_targets, param_counts
+from gpucat.memory.archs import ModelArch, ParamCounts, block_linears, lora_targets, param_counts
 from gpucat.memory.settings import TrainSettings, peft_upcast_applies
 
 # Quantized storage in bytes per weight, from bitsandbytes' block layouts:
@@ -78,31 +78,12 @@ def engine_casts_params(s: TrainSettings) -> bool:
 def model_states(arch: ModelArch, s: TrainSettings, trainable: int) -> ModelStates:
     """The model states of one GPU; `gpucat.memory.notes` says in words what they assume."""
     counts = param_counts(arch)
-    total, n = counts.total, s.gpus
+    n = s.gpus
     mixed = s.precision in ("bf16-mixed", "fp16-mixed")
     compute_bytes = 4 if s.precision == "fp32" else 2
-    stored_bytes = 2 if s.precision == "bf16-true" else 4  # parameters as kept between steps
     engine_casts = engine_casts_params(s)
     deepspeed_casts = engine_casts and s.sharding != "fsdp"
-    if deepspeed_casts:
-        stored_bytes = compute_bytes  # DeepSpeed keeps the module in 16 bits, fp32 masters apart
-    lm_head_matrix = arch.vocab_size * arch.hidden_size
-
-    frozen = 0.0
-    autocast_copies = 0.0
-    if s.method == "qlora":
-        q_bytes = QUANT_BYTES[s.quant]
-        # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter that is not a
-        # Params4bit to fp32 (src/peft/utils/other.py, "cast all non INT8 parameters to fp32").
-        upcast = peft_upcast_applies(s)
-        unquantized_bytes = 4 if upcast else stored_bytes
-        frozen = counts.block_linear * q_bytes + (total - counts.block_linear) * unquantized_bytes
-        if mixed and not engine_casts:  # only the unquantized output projection goes through autocast's cast
-            autocast_copies = lm_head_matrix * 2
-    elif s.method == "lora":
-        frozen = total * stored_bytes
-        if mixed and not engine_casts:
-            autocast_copies = (counts.block_linear + lm_head_matrix) * 2
+    frozen, autocast_copies = _frozen_weights(arch, s, counts)
 
     # The working copy (fp32 runs: the only copy). Under FSDP mixed precision the fp32 shard is the
     # parameter itself and 16-bit copies exist only for gathered units.
@@ -131,23 +112,10 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int) -> ModelStat
         zero_gather_buffer=0.0, grad_bytes=grad_bytes, host={},
     )
     if (sharded and s.sharding in ("zero3", "fsdp")) or s.offload == "params":
-        per_param = (frozen + trainable_weights) / max(total, 1)
+        per_param = (frozen + trainable_weights) / max(counts.total, 1)
         if engine_casts and s.method != "qlora":
             per_param = compute_bytes  # units are gathered in the compute dtype
-        units = 2 if s.sharding == "fsdp" else 1  # FSDP prefetches the next unit during backward
-        st.gathered_units = units
-        st.zero_gather_buffer = counts.largest_layer * per_param * units
-        if s.method == "full":
-            st.zero_gather_buffer += counts.largest_layer * grad_bytes  # the unit's unsharded grads
-        if s.sharding == "zero3" and s.offload == "params":
-            # DeepSpeed releases a gathered parameter only past stage3_max_reuse_distance and keeps up
-            # to stage3_max_live_parameters gathered (both 1e9 by default and in transformers'
-            # ZeRO-3 template, docs/source/en/deepspeed.md): with parameters offloaded, that
-            # budget, not one layer, is what stays on the GPU.
-            resident = min(total, ZERO3_MAX_LIVE_PARAMS)
-            if resident * per_param > st.zero_gather_buffer:
-                st.zero_gather_buffer = resident * per_param
-                st.resident_params = resident
+        _gather_layers(st, s, counts, per_param)
     if s.offload in ("optimizer", "params"):
         st.host.update(optimizer_states=st.optimizer_states, master_weights=st.master_weights,
                        gradients_fp32=trainable * 4.0 / div_grads)
@@ -157,3 +125,42 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int) -> ModelStat
         st.host["weights"] = st.weights_frozen + st.weights_trainable
         st.weights_frozen = st.weights_trainable = 0.0
     return st
+
+
+def _frozen_weights(arch: ModelArch, s: TrainSettings, counts: ParamCounts) -> tuple[float, float]:
+    """(frozen weights, their 16-bit autocast copies) before sharding, for LoRA and QLoRA."""
+    mixed = s.precision in ("bf16-mixed", "fp16-mixed")
+    engine_casts = engine_casts_params(s)
+    stored_bytes = 2 if s.precision == "bf16-true" else 4  # parameters as kept between steps
+    if engine_casts and s.sharding != "fsdp":
+        stored_bytes = 4 if s.precision == "fp32" else 2  # DeepSpeed keeps the module in 16 bits, fp32 masters apart
+    lm_head_matrix = arch.vocab_size * arch.hidden_size
+    if s.method == "qlora":
+        # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter that is not a
+        # Params4bit to fp32 (src/peft/utils/other.py, "cast all non INT8 parameters to fp32").
+        unquantized_bytes = 4 if peft_upcast_applies(s) else stored_bytes
+        frozen = counts.block_linear * QUANT_BYTES[s.quant] + (counts.total - counts.block_linear) * unquantized_bytes
+        # only the unquantized output projection goes through autocast's cast
+        return frozen, lm_head_matrix * 2 if mixed and not engine_casts else 0.0
+    if s.method == "lora":
+        frozen = counts.total * stored_bytes
+        return frozen, (counts.block_linear + lm_head_matrix) * 2 if mixed and not engine_casts else 0.0
+    return 0.0, 0.0
+
+
+def _gather_layers(st: ModelStates, s: TrainSettings, counts: ParamCounts, per_param: float) -> None:
+    """ZeRO-3 / FSDP (or parameter offload): the layers gathered at once, `per_param` bytes each."""
+    units = 2 if s.sharding == "fsdp" else 1  # FSDP prefetches the next unit during backward
+    st.gathered_units = units
+    st.zero_gather_buffer = counts.largest_layer * per_param * units
+    if s.method == "full":
+        st.zero_gather_buffer += counts.largest_layer * st.grad_bytes  # the unit's unsharded grads
+    if s.sharding == "zero3" and s.offload == "params":
+        # DeepSpeed releases a gathered parameter only past stage3_max_reuse_distance and keeps up
+        # to stage3_max_live_parameters gathered (both 1e9 by default and in transformers'
+        # ZeRO-3 template, docs/source/en/deepspeed.md): with parameters offloaded, that
+        # budget, not one layer, is what stays on the GPU.
+        resident = min(counts.total, ZERO3_MAX_LIVE_PARAMS)
+        if resident * per_param > st.zero_gather_buffer:
+            st.zero_gather_buffer = resident * per_param
+            st.resident_params = resident
