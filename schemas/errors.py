@@ -125,5 +125,6 @@ class BatchRejected(SourceError):
     """Batch-level checks failed (zero rows, row count collapse); previous data stays current."""
 
 
-class UnknownModel(UserInputError):
-    """A model name is neither in model_archs nor fetchable."""
+class UnknownModel(SettingError):
+    """A model name is neither in model_archs nor fetchable; the message says how to give its
+    config instead, naming that setting as a `SettingError` does."""
