@@ -14,7 +14,11 @@ import importlib
 import sys
 import types
 
-# (Annotations name `Any` as text only, postponed: importing typing would cost ~20 ms.)
+# Annotations are postponed text: `Any` is imported for type checkers only, since importing
+# typing would cost ~20 ms at every start (mypy and ruff read a module-level TYPE_CHECKING).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 DISTRIBUTION = "gpucat"
 API = ("offers", "fit", "cost", "memory")
 _MODULES = ("fit", "cost", "memory")  # API names that are library modules too

@@ -24,9 +24,10 @@ from typing import Any
 
 import duckdb
 
-from gpucat.schemas.errors import UserInputError
 from gpucat.freshness import stale_sources
 from gpucat.memory import MemoryEstimate, ModelArch, TrainSettings, per_gpu_need
+from gpucat.memory.settings import quantity
+from gpucat.schemas.errors import SettingError
 from gpucat.warehouse.db import query_sql
 
 GPU_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
@@ -55,7 +56,7 @@ class FitResult:
 
 def gpu_counts(settings: TrainSettings, max_gpus: int) -> tuple[int, ...]:
     if max_gpus < 1:
-        raise UserInputError(f"--max-gpus must be at least 1, got {max_gpus}")
+        raise SettingError("{q} must be at least 1, got {value}", q=quantity("max_gpus"), value=max_gpus)
     if settings.sharding == "none":
         return (1,)  # without data parallelism more GPUs do not change what one GPU holds
     return tuple(n for n in GPU_COUNTS if n <= max_gpus)
@@ -63,9 +64,9 @@ def gpu_counts(settings: TrainSettings, max_gpus: int) -> tuple[int, ...]:
 
 def fit(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings, options: FitOptions) -> FitResult:
     if not 0 <= options.headroom < 1:
-        raise UserInputError(f"--headroom must be a fraction in [0, 1), got {options.headroom}")
+        raise SettingError("{q} must be a fraction in [0, 1), got {value}", q=quantity("headroom"), value=options.headroom)
     if options.risk not in RISKS:
-        raise UserInputError(f"--risk must be one of {', '.join(RISKS)}, got {options.risk!r}")
+        raise SettingError("{q} must be one of {allowed}, got {value!r}", q=quantity("risk"), allowed=", ".join(RISKS), value=options.risk)
     estimates = per_gpu_need(arch, replace(settings, gpus=1), gpu_counts(settings, options.max_gpus))
     best: dict[tuple[str, str], dict[str, Any]] = {}
     for n, estimate in sorted(estimates.items()):

@@ -53,14 +53,3 @@ def check_sources_or_providers(names: Iterable[str]) -> None:
 
     sources = all_sources().values()
     check_names("provider or source", names, {s.provider for s in sources} | {s.name for s in sources})
-
-
-def check_gpus(names: Iterable[str]) -> None:
-    """A canonical model (H100-SXM) or a family (H100), any case."""
-    names = list(names)
-    if not names:
-        return
-    from gpucat.schemas.reference import gpu_models
-
-    models = gpu_models().values()
-    check_names("GPU model or family", names, {g.gpu_model for g in models} | {g.family for g in models})

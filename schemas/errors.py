@@ -6,6 +6,8 @@ and a `MissingApiKey` makes a source `skipped` rather than `failed`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class GpucatError(Exception):
     """Base of every expected failure; its message is what the user sees."""
@@ -17,6 +19,50 @@ class UserInputError(GpucatError):
     """Bad input from the user: an unknown value, a missing file, a malformed config."""
 
     exit_code = 2
+
+
+class Quantity:
+    """A setting as an error message names it: `key` is its name in code (`seq_len`), `words` how
+    a sentence says it (`sequence length`). Formats as its words."""
+
+    def __init__(self, key: str, words: str):
+        self.key, self.words = key, words
+
+    def __format__(self, spec: str) -> str:
+        return format(self.words, spec)
+
+    def __repr__(self) -> str:
+        return f"Quantity({self.key!r}, {self.words!r})"
+
+
+class SettingError(UserInputError):
+    """A setting with a bad value, or settings that cannot go together. The library's message names
+    each setting by its quantity ("sequence length"); an interface that has its own names for them
+    (the command line's flags) asks `spelled` for the same message in those names.
+
+        SettingError("{q} must be a positive integer, got {value!r}", q=Quantity("seq_len", "sequence length"), value=0)
+    """
+
+    def __init__(self, template: str, **parts: object):
+        self.template, self.parts = template, parts
+        super().__init__(template.format(**parts))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _setting_error, (self.template, self.parts)
+
+    @property
+    def keys(self) -> list[str]:
+        """The settings the message names, by their names in code."""
+        return [p.key for p in self.parts.values() if isinstance(p, Quantity)]
+
+    def spelled(self, names: Mapping[str, str]) -> str:
+        """The message with each setting named as `names` (key -> name) says; the rest in words."""
+        return self.template.format(**{k: names.get(p.key, p.words) if isinstance(p, Quantity) else p
+                                       for k, p in self.parts.items()})
+
+
+def _setting_error(template: str, parts: dict[str, object]) -> SettingError:
+    return SettingError(template, **parts)
 
 
 class DatabaseMissing(GpucatError):
@@ -79,5 +125,6 @@ class BatchRejected(SourceError):
     """Batch-level checks failed (zero rows, row count collapse); previous data stays current."""
 
 
-class UnknownModel(UserInputError):
-    """A model name is neither in model_archs nor fetchable."""
+class UnknownModel(SettingError):
+    """A model name is neither in model_archs nor fetchable; the message says how to give its
+    config instead, naming that setting as a `SettingError` does."""

@@ -9,7 +9,7 @@ import polars as pl
 class ExchangeRate(pa.DataFrameModel):
     currency: str = pa.Field(str_matches=r"^[A-Z]{3}$", description="ISO 4217 code")
     usd_per_unit: float = pa.Field(gt=0, description="USD one unit of `currency` buys")
-    rate_date: pl.Date = pa.Field(description="the day the rate is for, as the publisher dates it")  # type: ignore[valid-type]
+    rate_date: pl.Date = pa.Field(description="the day the rate is for, as the publisher dates it")
     source: str
     source_url: str = pa.Field(str_startswith="https://")
     scraped_at: pl.Datetime(time_zone="UTC")  # type: ignore[valid-type]

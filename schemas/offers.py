@@ -32,7 +32,9 @@ def _nameplate() -> pl.Expr:
     return pl.col("gpu_model").replace_strict(memory, default=None, return_dtype=pl.Float64)
 
 
-class Offer(pa.DataFrameModel):
+class OfferRow(pa.DataFrameModel):
+    """One row of the `offers` table as pandera checks it (the record itself is `records.Offer`)."""
+
     provider: str = pa.Field(str_matches=r"^[a-z0-9-]+$")
     offer_id: str = pa.Field(str_length={"min_value": 1})
     source: str
@@ -58,7 +60,7 @@ class Offer(pa.DataFrameModel):
     fabric_gbps: Optional[float] = pa.Field(nullable=True, gt=0, description="inter-node bandwidth per instance, Gbit/s")
     source_url: str = pa.Field(str_startswith="https://")
     scraped_at: pl.Datetime(time_zone="UTC")  # type: ignore[valid-type]
-    fx_rate_date: Optional[pl.Date] = pa.Field(nullable=True, description="date of the exchange rate a non-USD price was converted with")  # type: ignore[valid-type]
+    fx_rate_date: Optional[pl.Date] = pa.Field(nullable=True, description="date of the exchange rate a non-USD price was converted with")
     storage_usd_per_gb_month: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own disk price")
     egress_usd_per_gb: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own download price")
     ingress_usd_per_gb: Optional[float] = pa.Field(nullable=True, ge=0, le=10, description="the offer's own upload price")

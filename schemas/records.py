@@ -221,7 +221,7 @@ def _field_names(cls: type) -> tuple[str, ...]:
 def _row(record: Any) -> dict[str, Any]:
     """A record's columns as a dict. Shallow on purpose: every value is a scalar, and
     `dataclasses.asdict`'s deep copy was half the cost of validating a batch."""
-    return {name: getattr(record, name) for name in _field_names(type(record))}
+    return {name: getattr(record, name) for name in _field_names(record.__class__)}
 
 
 # The Python types a record field's annotation allows (bool is not a number here).
@@ -230,7 +230,7 @@ _ALLOWED = {"str": (str,), "float": (int, float), "int": (int,), "datetime": (da
 
 def _field_types(cls: type) -> dict[str, tuple[tuple[type, ...], bool]]:
     hints = typing.get_type_hints(cls)
-    out = {}
+    out: dict[str, tuple[tuple[type, ...], bool]] = {}
     for f in fields(cls):
         args = typing.get_args(hints[f.name]) if isinstance(hints[f.name], types.UnionType) else (hints[f.name],)
         out[f.name] = (tuple(t for a in args if a is not type(None) for t in _ALLOWED[a.__name__]), type(None) in args)

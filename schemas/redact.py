@@ -118,7 +118,7 @@ def redact_url(url: str | httpx.URL, secrets: tuple[str, ...] = ()) -> str:
     return redact(urlunsplit(parts), secrets)
 
 
-def _quote(value: str, safe: str = "", encoding: str | None = None, errors: str | None = None) -> str:
+def _quote(value: str | bytes, safe: str | bytes = "", encoding: str | None = None, errors: str | None = None) -> str:
     return quote(value, safe=safe)
 
 

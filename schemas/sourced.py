@@ -6,12 +6,20 @@ A table model subclasses it and names its natural key and its figure columns in
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import pandera.polars as pa
 import polars as pl
 
 from gpucat.schemas import evidence
+
+
+def _metadata(model: Any) -> dict[str, Any]:
+    """A table model's `Config.metadata` (its natural key and figure columns); every subclass sets it."""
+    metadata = model.Config.metadata
+    if metadata is None:
+        raise TypeError(f"{model.__name__} names no key and figures in Config.metadata")
+    return metadata
 
 
 class Sourced(pa.DataFrameModel):
@@ -25,7 +33,7 @@ class Sourced(pa.DataFrameModel):
 
     @pa.dataframe_check(description="the natural key is unique")
     def key_unique(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select((~pl.struct(list(cls.Config.metadata["key"])).is_duplicated()).alias("ok"))
+        return data.lazyframe.select((~pl.struct(list(_metadata(cls)["key"])).is_duplicated()).alias("ok"))
 
     @pa.dataframe_check(description="evidence is `columns: \"quote\" <https://url>` segments joined by ' || '")
     def evidence_well_formed(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -33,7 +41,7 @@ class Sourced(pa.DataFrameModel):
 
     @pa.dataframe_check(description="every non-null figure is named by an evidence segment")
     def figures_quoted(cls, data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(evidence.figures_quoted(cls.Config.metadata["figures"]))
+        return data.lazyframe.select(evidence.figures_quoted(_metadata(cls)["figures"]))
 
     @pa.dataframe_check(description="a row without evidence says in notes what was not found")
     def unsourced_rows_explained(cls, data: pa.PolarsData) -> pl.LazyFrame:

@@ -35,7 +35,7 @@ class Contract:
 
 
 CONTRACTS: dict[str, Contract] = {
-    "offers": Contract("offers", offers.Offer, offers.KEY),
+    "offers": Contract("offers", offers.OfferRow, offers.KEY),
     "interruption_rates": Contract("interruption_rates", interruption_rates.InterruptionRate, interruption_rates.KEY),
     "exchange_rates": Contract("exchange_rates", exchange_rates.ExchangeRate, exchange_rates.KEY),
     "scraped_storage_terms": Contract("scraped_storage_terms", storage_terms.ScrapedStorageTerms, storage_terms.SCRAPED_KEY),

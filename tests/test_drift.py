@@ -14,7 +14,7 @@ import typer.main
 
 from gpucat.cli import app
 from gpucat.schemas.gpu_models import GpuModelRow
-from gpucat.schemas.offers import Offer as OfferModel
+from gpucat.schemas.offers import OfferRow
 from gpucat.schemas.records import Offer, record_columns
 from gpucat.schemas.reference import GPU_MODELS_CSV
 from gpucat.scrapers import all_sources, sources_table
@@ -39,7 +39,7 @@ def test_gpu_models_reference_is_valid_and_broad():
 
 def test_the_offer_record_is_the_one_list_of_offer_columns():
     assert record_columns("offers") == [f.name for f in fields(Offer)]
-    assert sorted(OfferModel.to_schema().columns) == sorted(record_columns("offers"))
+    assert sorted(OfferRow.to_schema().columns) == sorted(record_columns("offers"))
     from gpucat.warehouse import db
 
     with db.connect(":memory:") as con:

@@ -2,7 +2,8 @@
 
 Every project module is parsed (not imported), and every `import` in it, at module level or
 inside a function, is an arrow. Arrows may only point to the same floor or a lower one, and
-neither the folders nor the files may import each other in a loop.
+neither the folders nor the files (a package's `__init__` is a file too) may import each other
+in a loop.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+            # `from pkg import mod` reads the file pkg/mod.py; `from pkg import name` reads pkg's
+            # __init__, where the name is bound: that is an arrow to the package itself.
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
         for target in targets:
             while target and target not in known:
                 target = target.rpartition(".")[0]
@@ -137,10 +140,10 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_file_imports_itself_through_a_loop(graph):
+    """A package's `__init__` counts as a file: a module that takes a name from its own package's
+    `__init__` while that `__init__` imports the module is a loop (Python runs one half-done)."""
     _, edges = graph
-    # A package's __init__ re-exporting its own modules is not a loop between files.
-    files = {s: {d for d in ts if not s.startswith(d + ".")} for s, ts in edges.items()}
-    assert _cycles(files) == []
+    assert _cycles(edges) == []
 
 
 def test_no_folder_imports_itself_through_a_loop(graph):
@@ -165,3 +168,23 @@ def test_the_checker_sees_a_planted_upward_arrow(tmp_path):
     assert found == {"gpucat.cli"}
     assert FLOORS.index(floor("gpucat.cli")) > FLOORS.index(floor("gpucat.schemas.x"))
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_checker_sees_a_planted_loop_through_a_package_init(tmp_path):
+    """The shape gpucat/cli once had: the package's __init__ builds `app` and imports its command
+    modules, which take `app` back from the package. Taking a sibling module instead is no loop."""
+    package = tmp_path / "gpucat" / "cli"
+    package.mkdir(parents=True)
+    init = package / "__init__.py"
+    init.write_text("app = object()\nfrom gpucat.cli import run  # noqa: E402\n")
+    run = package / "run.py"
+    run.write_text("from gpucat.cli import app\n")
+    known = {"gpucat.cli", "gpucat.cli.run", "gpucat.cli._app"}
+    edges = {"gpucat.cli": imports_of(init, "gpucat.cli", known), "gpucat.cli.run": imports_of(run, "gpucat.cli.run", known)}
+    assert edges == {"gpucat.cli": {"gpucat.cli.run"}, "gpucat.cli.run": {"gpucat.cli"}}
+    assert _cycles(edges) == [["gpucat.cli", "gpucat.cli.run"]]
+
+    run.write_text("from gpucat.cli._app import app\nfrom gpucat.cli import _app\n")
+    edges["gpucat.cli.run"] = imports_of(run, "gpucat.cli.run", known)
+    assert edges["gpucat.cli.run"] == {"gpucat.cli._app"}
+    assert _cycles(edges) == []

@@ -17,7 +17,7 @@ try:  # recent typer vendors click as typer._click; older releases use click its
 except ImportError:  # pragma: no cover
     from click.exceptions import ClickException
 
-from gpucat.schemas.errors import GpucatError
+from gpucat.schemas.errors import GpucatError, SettingError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,6 +34,25 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     return typer.Exit(code)
 
 
+# The flag that sets each setting a library error names (gpucat.memory.settings.WORDS has the
+# same keys): the command line says `--seq-len` where the library says "sequence length".
+FLAGS = {
+    "method": "--method", "precision": "--precision", "optimizer": "--optimizer", "optimizer_impl": "--optimizer-impl",
+    "sharding": "--sharding", "offload": "--offload", "attention": "--attention", "cross_entropy": "--cross-entropy",
+    "quant": "--quant", "batch_size": "--batch", "batch": "--batch", "seq_len": "--seq-len", "target_len": "--target-len",
+    "gpus": "--gpus", "grad_accumulation": "--grad-accum", "grad_accum": "--grad-accum", "lora_rank": "--lora-rank",
+    "lora_targets": "--lora-targets", "lora_dropout": "--lora-dropout", "grad_checkpointing": "--grad-checkpointing",
+    "offload_activations": "--offload-activations", "optimizer_in_backward": "--optimizer-in-backward",
+    "peft_upcast": "--peft-upcast", "bitsandbytes": "--bitsandbytes", "model": "--model", "config": "--config",
+    "max_gpus": "--max-gpus", "headroom": "--headroom", "risk": "--risk",
+}  # fmt: skip
+
+
+def error_line(exc: GpucatError) -> str:
+    """An expected failure as the command line says it: settings named by their flags."""
+    return exc.spelled(FLAGS) if isinstance(exc, SettingError) else str(exc)
+
+
 def handle_errors(fn: F) -> F:
     """Turn expected failures into `error: <message>` and a non-zero exit, never a traceback."""
 
@@ -42,7 +61,7 @@ def handle_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except GpucatError as exc:
-            raise fail(str(exc), exc.exit_code) from None
+            raise fail(error_line(exc), exc.exit_code) from None
         except Exception as exc:
             # A database that is corrupt, truncated or locked surfaces as a DuckDB error at any
             # query; it is an expected failure too (checked by module so duckdb is not imported).

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from gpucat.cli import app
+from gpucat.cli._app import app
 from gpucat.cli._common import handle_errors
 from gpucat.cli._common import DbOption
 

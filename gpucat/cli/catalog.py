@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gpucat.cli import app
+from gpucat.cli._app import app
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 from gpucat.cli._common import DbOption, JsonOption, clock_now, echo_json, fail, finite, handle_errors, open_catalog, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
@@ -214,11 +214,6 @@ STATUS_COLUMNS = (
     Col("stale", get=lambda r: "stale" if r.get("stale") else ""),
 )  # fmt: skip
 STATUS_DEFAULT = ("source", "status", "age", "data", "stale", "rows", "rejected", "skipped", "unmapped", "terms", "unknown_gpus", "error")
-
-
-class Market(str, Enum):
-    on_demand = "on_demand"
-    spot = "spot"
 
 
 class OfferFormat(str, Enum):

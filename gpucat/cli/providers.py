@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gpucat.cli import app
+from gpucat.cli._app import app
 from gpucat.cli._common import echo_json, handle_errors
 from gpucat.cli._render import Col, ColumnsOption, choose, print_records
 from gpucat.cli._common import DbOption, JsonOption, split_list

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from gpucat.cli import app
+from gpucat.cli._app import app
 from gpucat.cli._common import handle_errors
 from gpucat.cli._common import DbOption, split_list
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen

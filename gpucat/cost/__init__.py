@@ -10,7 +10,7 @@ The time model (`throughput`), the sizes of what is stored and downloaded (`size
 arithmetic (`jobcost`) are pure functions; `rank` reads the catalog and the provider terms.
 """
 
-from gpucat.cost.jobcost import BillingTerms, EgressTerms, EgressTier, JobCost, JobSpec, Offer, SpotRisk, job_cost
+from gpucat.cost.jobcost import BillingTerms, EgressTerms, EgressTier, JobCost, JobSpec, PricedOffer, SpotRisk, job_cost
 from gpucat.cost.rank import CostOptions, CostResult, CostRow, job_costs
 from gpucat.cost.throughput import Factors, Hardware, ModelShape, Throughput, load_factors, model_shape, throughput
 
@@ -26,7 +26,7 @@ __all__ = [
     "JobCost",
     "JobSpec",
     "ModelShape",
-    "Offer",
+    "PricedOffer",
     "SpotRisk",
     "Throughput",
     "job_cost",

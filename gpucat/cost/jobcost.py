@@ -75,7 +75,9 @@ class JobSpec:
 
 
 @dataclass(frozen=True)
-class Offer:
+class PricedOffer:
+    """An offer as the cost model prices it: the hourly price of the whole configuration, its nodes, its market."""
+
     usd_per_hour: float  # the whole configuration (every node)
     nodes: int
     market: str  # "on_demand" or "spot"
@@ -128,7 +130,7 @@ def egress_usd(gb: float, terms: EgressTerms) -> tuple[float | None, list[str]]:
 
 def job_cost(
     job: JobSpec,
-    offer: Offer,
+    offer: PricedOffer,
     billing: BillingTerms | None,
     storage: Sequence[StorageTerms],
     egress: EgressTerms | None,

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from gpucat.cost.jobcost import JobSpec, Offer, job_cost, tiers_from_rows
+from gpucat.cost.jobcost import JobSpec, PricedOffer, job_cost, tiers_from_rows
 from gpucat.cost.sizes import BYTES_PER_TOKEN_OF_TEXT, CHECKPOINTS_KEPT, JobSizes, job_sizes
 from gpucat.cost.terms import Terms, hardware_for_row, load_terms, offer_egress, offer_storage, spot_defaults, spot_risk
 from gpucat.cost.throughput import DEFAULT_FABRIC_GBITPS, PCIE_GBPS, Factors, flops_per_token, load_factors, model_shape, throughput
@@ -231,7 +231,7 @@ def _price(
     # A host's own storage and bandwidth prices (marketplaces) come before the provider's terms.
     egress = offer_egress(row) or (tiers_from_rows(terms.egress[provider]) if provider in terms.egress else None)
     storage = offer_storage(row) or terms.storage.get(provider, [])
-    offer = Offer(float(row["usd_per_hour_total"]), int(row["nodes"]), row["market"])
+    offer = PricedOffer(float(row["usd_per_hour_total"]), int(row["nodes"]), row["market"])
     cost = job_cost(job, offer, terms.billing.get(provider), storage, egress, risk)
     low, high = factors.error_band
     time_scale = (1 / high, 1 / low)  # hours scale as the inverse of throughput

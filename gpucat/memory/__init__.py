@@ -5,6 +5,7 @@ Public API (what `gpucat memory` and `gpucat fit` call):
     arch = resolve_model("llama-3.1-8b")                   # or load_config_file("config.json")
     settings = TrainSettings(method="qlora", batch_size=4, seq_len=2048)
     estimate = estimate_memory(arch, settings)             # .per_gpu_gb, .breakdown, .assumptions
+    detail = memory_breakdown(arch, settings)              # the same in bytes, before rounding and words
     by_count = per_gpu_need(arch, settings, (1, 2, 4, 8))  # {gpus: MemoryEstimate}
 
 Everything here imports only the standard library (httpx is imported when the Hub is used).
@@ -19,6 +20,7 @@ from gpucat.memory.archs import (
     lora_trainable_params,
     param_counts,
 )
+from gpucat.memory.breakdown import MemoryBreakdown, memory_breakdown
 from gpucat.memory.estimator import MemoryEstimate, estimate_memory, per_gpu_need
 from gpucat.memory.hf_config import (
     arch_from_hf_config,
@@ -32,6 +34,7 @@ from gpucat.memory.settings import TrainSettings, validate_settings
 
 __all__ = [
     "LORA_TARGET_PRESETS",
+    "MemoryBreakdown",
     "MemoryEstimate",
     "ModelArch",
     "TrainSettings",
@@ -45,6 +48,7 @@ __all__ = [
     "load_hub_config",
     "load_model_archs",
     "lora_trainable_params",
+    "memory_breakdown",
     "model_from_options",
     "param_counts",
     "per_gpu_need",

@@ -100,7 +100,7 @@ def _attention(arch: ModelArch, p: ActivationPolicy, keys: int) -> float:
     """Per query token: one self-attention sub-block without its norm."""
     a, h, q, nh = p.act_bytes, arch.hidden_size, arch.q_dim, arch.n_heads
     kv = arch.kv_dim if p.flash else q  # eager attention repeats K/V to every query head
-    kept = a * (q + 2 * kv)
+    kept: float = a * (q + 2 * kv)
     if arch.qk_norm:  # per-head RMSNorm keeps fp32 copies of q and k (compiled: the 16-bit inputs)
         kept += (a if p.compiled else 4) * (q + arch.kv_dim)
     if p.flash:
@@ -154,7 +154,7 @@ def _ffn(arch: ModelArch, p: ActivationPolicy, moe_layer: bool) -> float:
     if not moe_layer:
         return _mlp(arch, p, arch.intermediate_size)
     a, h = p.act_bytes, arch.hidden_size
-    kept = 4 * arch.n_experts  # fp32 router probabilities
+    kept: float = 4 * arch.n_experts  # fp32 router probabilities
     per_copy = _mlp(arch, p, arch.moe_intermediate_size)
     if p.saved_inputs & {"gate", "up"}:
         per_copy += a * h  # the token's copy gathered for its expert

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import csv
 import difflib
-import re
 import functools
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
-from gpucat.schemas.errors import UnknownModel, UserInputError
+from gpucat.schemas.errors import Quantity, UnknownModel, UserInputError
 
 ArchType = Literal["decoder", "encoder-decoder", "encoder"]
 
@@ -35,6 +35,9 @@ LORA_TARGET_PRESETS: dict[str, tuple[str, ...]] = {
     "all-linear": ATTENTION_MODULES + MLP_MODULES,
 }
 
+
+# The setting that gives a model by its config.json instead of a name (`--config` on the command line).
+CONFIG = Quantity("config", "config")
 
 @dataclass(frozen=True)
 class ModelArch:
@@ -312,7 +315,7 @@ def get_model_arch(name: str) -> ModelArch:
     arch = find_model_arch(name)
     if arch is None:
         raise UnknownModel(
-            f"model {name!r} is not in gpucat's model table (see `gpucat models`); "
-            "pass --config path/to/config.json"
+            "model {name!r} is not in gpucat's model table (see `gpucat models`); pass {config} path/to/config.json",
+            name=name, config=CONFIG,
         )
     return arch

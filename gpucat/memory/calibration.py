@@ -68,7 +68,7 @@ def _settings(raw: dict[str, Any], where: str) -> TrainSettings:
     unknown = set(raw) - _SETTING_NAMES
     if unknown:
         raise ValueError(f"{where}: unknown settings {sorted(unknown)}")
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
     return TrainSettings(**values)
 
 
@@ -203,10 +203,6 @@ def held_to_aim(results: list[PointResult]) -> list[PointResult]:
     return [r for r in results if r.point.exclude is None and r.error is not None]
 
 
-def with_settings(point: CalibrationPoint, **changes: Any) -> CalibrationPoint:
-    return replace(point, settings=replace(point.settings, **changes))
-
-
 # --- fitting and out-of-sample evaluation -------------------------------------------------
 
 
@@ -232,7 +228,7 @@ def _zero_median(fit_on: tuple[CalibrationPoint, ...], make: Any, lo: float, hi:
     error grows with the value), rounded to 0.01."""
 
     def median_error(value: float) -> float:
-        return statistics.median(r.error for r in evaluate(fit_on, make(value)))
+        return statistics.median(r.error for r in evaluate(fit_on, make(value)) if r.error is not None)
 
     if median_error(lo) >= 0:
         return lo

@@ -16,8 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpucat.memory.archs import CONFIG, ModelArch, find_model_arch, find_variant_arch, nearest_model_names, param_counts
 from gpucat.schemas.errors import UnknownModel, UserInputError
-from gpucat.memory.archs import ModelArch, find_model_arch, find_variant_arch, nearest_model_names, param_counts
 
 if TYPE_CHECKING:
     import httpx
@@ -283,7 +283,7 @@ def hub_offline() -> bool:
 
 def _check_repo_id(repo_id: str) -> None:
     if not _REPO_ID.match(repo_id) or ".." in repo_id:
-        raise UnknownModel(f"{repo_id!r} is not a Hugging Face repo id of the form org/name")
+        raise UnknownModel("{repo!r} is not a Hugging Face repo id of the form org/name", repo=repo_id)
 
 
 def fetch_hf_config(
@@ -300,27 +300,28 @@ def fetch_hf_config(
     token = token if token is not None else os.environ.get("HF_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     url = HUB_CONFIG_URL.format(repo=repo_id, revision=revision)
-    hint = "pass --config path/to/config.json"
+    parts = {"repo": repo_id, "config": CONFIG}
+    hint = "pass {config} path/to/config.json"
     try:
         response = client.get(url, headers=headers, follow_redirects=True)
     except httpx.HTTPError as exc:
         raise UnknownModel(
-            f"model {repo_id!r} is not in gpucat's table and the Hub could not be reached "
-            f"({type(exc).__name__}); {hint}"
+            "model {repo!r} is not in gpucat's table and the Hub could not be reached ({why}); " + hint,
+            **parts, why=type(exc).__name__,
         ) from None
     if response.status_code in (401, 403):
         why = "the token was refused" if token else "set HF_TOKEN to a token with access"
-        raise UnknownModel(f"{repo_id!r} is gated or private on the Hub ({why}); or {hint}")
+        raise UnknownModel("{repo!r} is gated or private on the Hub ({why}); or " + hint, **parts, why=why)
     if response.status_code == 404:
-        raise UnknownModel(f"the Hub has no config.json for {repo_id!r}; check the name or {hint}")
+        raise UnknownModel("the Hub has no config.json for {repo!r}; check the name or " + hint, **parts)
     if response.status_code != 200:
-        raise UnknownModel(f"the Hub answered HTTP {response.status_code} for {repo_id!r}; {hint}")
+        raise UnknownModel("the Hub answered HTTP {status} for {repo!r}; " + hint, **parts, status=response.status_code)
     try:
         cfg = response.json()
     except ValueError:
-        raise UnknownModel(f"the Hub's config.json for {repo_id!r} is not valid JSON; {hint}") from None
+        raise UnknownModel("the Hub's config.json for {repo!r} is not valid JSON; " + hint, **parts) from None
     if not isinstance(cfg, dict):
-        raise UnknownModel(f"the Hub's config.json for {repo_id!r} is not a JSON object; {hint}")
+        raise UnknownModel("the Hub's config.json for {repo!r} is not a JSON object; " + hint, **parts)
     return cfg
 
 
@@ -345,8 +346,8 @@ def load_hub_config(
             path.unlink(missing_ok=True)  # a corrupt or stale cache entry: fetch again
     if hub_offline():
         raise UnknownModel(
-            f"model {repo_id!r} is not in gpucat's table and the Hub is off (offline mode); "
-            "pass --config path/to/config.json"
+            "model {repo!r} is not in gpucat's table and the Hub is off (offline mode); pass {config} path/to/config.json",
+            repo=repo_id, config=CONFIG,
         )
     from gpucat.scrapers.http import make_http_client
 
@@ -376,7 +377,7 @@ def resolve_model(
         return load_hub_config(name.strip(), client_factory)
     hint = nearest_model_names(name)
     raise UnknownModel(
-        f"model {name!r} is not in gpucat's table (see `gpucat models`)"
-        + (f"; did you mean {' or '.join(map(repr, hint))}?" if hint else "")
-        + " Or pass --config path/to/config.json, or an org/name Hugging Face repo id to fetch its config"
+        "model {name!r} is not in gpucat's table (see `gpucat models`){hint}"
+        " Or pass {config} path/to/config.json, or an org/name Hugging Face repo id to fetch its config",
+        name=name, hint=f"; did you mean {' or '.join(map(repr, hint))}?" if hint else "", config=CONFIG,
     )

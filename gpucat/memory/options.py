@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from gpucat.schemas.errors import UserInputError
 from gpucat.memory.archs import LORA_TARGET_PRESETS, ModelArch
-from gpucat.memory.settings import TrainSettings, validate_settings
+from gpucat.memory.settings import TrainSettings, quantity, validate_settings
+from gpucat.schemas.errors import SettingError
 
 if TYPE_CHECKING:
     import httpx
@@ -29,7 +29,8 @@ def model_from_options(
     from gpucat.memory.hf_config import load_config_file, resolve_model
 
     if (model is None) == (config is None):
-        raise UserInputError("give exactly one of --model NAME and --config path/to/config.json")
+        raise SettingError("give exactly one of {model} NAME and {config} path/to/config.json",
+                           model=quantity("model"), config=quantity("config"))
     if config is not None:
         return load_config_file(config)
     return resolve_model(model, allow_hub=allow_hub, client_factory=client_factory)  # type: ignore[arg-type]
@@ -109,28 +110,29 @@ class TrainingRequest:
         from dataclasses import replace
 
         names = ("method", "precision", "optimizer", "lora_targets", "quant", "attention", "cross_entropy", "sharding", "offload")
-        return replace(self, **{n: canonical_choice(n, getattr(self, n)) for n in names})
+        spelled: dict[str, Any] = {n: canonical_choice(n, getattr(self, n)) for n in names}
+        return replace(self, **spelled)
 
     def settings(self, arch: ModelArch) -> TrainSettings:
-        """`TrainSettings` for this request; a bad value or combination is one `UserInputError` line."""
+        """`TrainSettings` for this request; a bad value or combination is one `SettingError` line."""
         self = self.canonical()  # noqa: PLW0642 - the same request, spelled canonically
+        method = quantity("method")
         if self.method is None:
-            raise UserInputError("--method is required: full, lora or qlora")
+            raise SettingError("{method} is required: full, lora or qlora", method=method)
         if self.method == "full":
-            given = [flag for flag, value in (("--lora-rank", self.lora_rank), ("--lora-targets", self.lora_targets),
-                                              ("--lora-dropout", self.lora_dropout)) if value is not None]  # fmt: skip
+            given = {f"given{i}": quantity(key) for i, key in enumerate(("lora_rank", "lora_targets", "lora_dropout"))
+                     if getattr(self, key) is not None}
             if given:
-                raise UserInputError(f"{', '.join(given)} applies to --method lora or qlora, not full")
-        if self.quant is not None and self.method != "qlora":
-            raise UserInputError("--quant applies to --method qlora")
-        if self.peft_upcast is not None and self.method != "qlora":
-            raise UserInputError("--peft-upcast applies to --method qlora")
-        if self.peft_upcast not in (None, "on", "off"):
-            raise UserInputError(f"--peft-upcast must be one of on, off, got {self.peft_upcast!r}")
-        if self.bitsandbytes not in ("current", "old"):
-            raise UserInputError(f"--bitsandbytes must be one of current, old, got {self.bitsandbytes!r}")
-        if self.lora_targets is not None and self.lora_targets not in LORA_TARGET_PRESETS:
-            raise UserInputError(f"--lora-targets must be one of {', '.join(LORA_TARGET_PRESETS)}, got {self.lora_targets!r}")
+                raise SettingError(", ".join(f"{{{name}}}" for name in given) + " applies to {method} lora or qlora, not full",
+                                   **given, method=method)
+        for key in ("quant", "peft_upcast"):
+            if getattr(self, key) is not None and self.method != "qlora":
+                raise SettingError("{q} applies to {method} qlora", q=quantity(key), method=method)
+        for key, allowed in (("peft_upcast", (None, "on", "off")), ("bitsandbytes", ("current", "old")),
+                             ("lora_targets", (None, *LORA_TARGET_PRESETS))):
+            if getattr(self, key) not in allowed:
+                raise SettingError("{q} must be one of {allowed}, got {value!r}", q=quantity(key),
+                                   allowed=", ".join(a for a in allowed if a is not None), value=getattr(self, key))
         defaults = TrainSettings()
         settings = TrainSettings(
             method=self.method,  # type: ignore[arg-type]  # checked by validate_settings

@@ -2,7 +2,8 @@
 
 `TrainSettings` is a frozen dataclass shared by `gpucat memory` and `gpucat fit`; its defaults are
 a single-GPU bf16 LoRA run. `validate_settings` turns a bad value or an impossible combination
-into one `UserInputError` line that names the command-line flag.
+into one `SettingError` line that names the setting by its quantity ("sequence length"); the
+command line re-spells it as its flag (`--seq-len`).
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gpucat.schemas.errors import UserInputError
 from gpucat.memory.archs import ModelArch, block_linears, lora_targets
+from gpucat.schemas.errors import Quantity, SettingError, UserInputError
 
 Method = Literal["full", "lora", "qlora"]
 Precision = Literal["bf16-mixed", "bf16-true", "fp16-mixed", "fp32"]
@@ -81,18 +82,28 @@ def peft_upcast_applies(s: TrainSettings) -> bool:
     return s.method == "qlora" and s.peft_upcast and s.precision in ("bf16-true",) and not sharded
 
 
-# Command-line spelling of each setting, for error messages the CLI user can act on.
-FLAGS = {
-    "method": "--method", "precision": "--precision", "optimizer": "--optimizer", "sharding": "--sharding",
-    "offload": "--offload", "attention": "--attention", "cross_entropy": "--cross-entropy", "quant": "--quant",
-    "batch_size": "--batch", "seq_len": "--seq-len", "gpus": "--gpus", "grad_accumulation": "--grad-accum",
-    "lora_rank": "--lora-rank", "target_len": "--target-len", "lora_dropout": "--lora-dropout",
-    "optimizer_impl": "--optimizer-impl",
-}
+# How error messages name each setting (and each option of `TrainingRequest` and the fit query);
+# an interface maps the keys to its own names (the command line to its flags).
+WORDS = {
+    "method": "method", "precision": "precision", "optimizer": "optimizer", "optimizer_impl": "optimizer implementation",
+    "sharding": "sharding", "offload": "offload", "attention": "attention", "cross_entropy": "cross-entropy",
+    "quant": "quantization", "batch_size": "batch size", "batch": "batch size", "seq_len": "sequence length",
+    "target_len": "target length", "gpus": "GPU count", "grad_accumulation": "gradient accumulation",
+    "grad_accum": "gradient accumulation", "lora_rank": "LoRA rank", "lora_targets": "LoRA targets",
+    "lora_dropout": "LoRA dropout", "grad_checkpointing": "gradient checkpointing",
+    "offload_activations": "activation offloading", "optimizer_in_backward": "optimizer in backward",
+    "peft_upcast": "PEFT upcast", "bitsandbytes": "bitsandbytes version", "model": "model", "config": "config",
+    "max_gpus": "maximum GPU count", "headroom": "headroom", "risk": "risk",
+}  # fmt: skip
+
+
+def quantity(key: str) -> Quantity:
+    """The setting `key` as an error message names it."""
+    return Quantity(key, WORDS[key])
 
 
 def validate_settings(arch: ModelArch, s: TrainSettings) -> None:
-    """Raise `UserInputError` (one line) for a bad value or an impossible combination."""
+    """Raise `SettingError` (one line, a `UserInputError`) for a bad value or an impossible combination."""
     choices = {
         "method": METHODS, "precision": PRECISIONS, "optimizer": OPTIMIZERS, "sharding": SHARDINGS,
         "offload": OFFLOADS, "attention": ATTENTIONS, "cross_entropy": CROSS_ENTROPIES, "quant": QUANTS,
@@ -101,26 +112,29 @@ def validate_settings(arch: ModelArch, s: TrainSettings) -> None:
     for name, allowed in choices.items():
         value = getattr(s, name)
         if value not in allowed:
-            raise UserInputError(f"{FLAGS[name]} must be one of {', '.join(allowed)}, got {value!r}")
+            raise SettingError("{q} must be one of {allowed}, got {value!r}", q=quantity(name), allowed=", ".join(allowed), value=value)
     for name in ("batch_size", "seq_len", "gpus", "grad_accumulation", "lora_rank"):
         value = getattr(s, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise UserInputError(f"{FLAGS[name]} must be a positive integer, got {value!r}")
+            raise SettingError("{q} must be a positive integer, got {value!r}", q=quantity(name), value=value)
     if s.target_len is not None:
         if arch.arch_type != "encoder-decoder":
-            raise UserInputError("--target-len applies only to encoder-decoder models (T5, mT5)")
+            raise SettingError("{q} applies only to encoder-decoder models (T5, mT5)", q=quantity("target_len"))
         if s.target_len < 1:
-            raise UserInputError(f"--target-len must be a positive integer, got {s.target_len}")
+            raise SettingError("{q} must be a positive integer, got {value}", q=quantity("target_len"), value=s.target_len)
     if not 0 <= s.lora_dropout < 1:
-        raise UserInputError(f"--lora-dropout must be in [0, 1), got {s.lora_dropout}")
+        raise SettingError("{q} must be in [0, 1), got {value}", q=quantity("lora_dropout"), value=s.lora_dropout)
     if s.adapter_params is not None and (s.method == "full" or s.adapter_params < 0):
         raise UserInputError("adapter_params applies to lora/qlora and must be >= 0")
     if s.offload == "params" and s.sharding not in ("zero3", "fsdp"):
-        raise UserInputError("--offload params needs --sharding zero3 or fsdp (parameters are offloaded per shard)")
+        raise SettingError("{offload} params needs {sharding} zero3 or fsdp (parameters are offloaded per shard)",
+                           offload=quantity("offload"), sharding=quantity("sharding"))
     if s.optimizer_in_backward and s.grad_accumulation > 1:
-        raise UserInputError("--optimizer-in-backward applies each gradient at once, so it needs --grad-accum 1")
+        raise SettingError("{oib} applies each gradient at once, so it needs {accum} 1",
+                           oib=quantity("optimizer_in_backward"), accum=quantity("grad_accumulation"))
     if s.offload_activations and not s.grad_checkpointing:
-        raise UserInputError("--offload-activations is modelled with --grad-checkpointing (as torchtune runs it)")
+        raise SettingError("{offload} is modelled with {checkpointing} (as torchtune runs it)",
+                           offload=quantity("offload_activations"), checkpointing=quantity("grad_checkpointing"))
     if s.method != "full" and not isinstance(s.lora_targets, str):
         unknown = set(s.lora_targets) - {lin.name for lin in block_linears(arch)} - {"lm_head"}
         if unknown:

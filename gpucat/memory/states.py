@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpucat.memory.archs import ModelArch, block_linears, lora_targets, param_counts
+from gpucat.memory.archs import ModelArch, ParamCounts, block_linears, lora_targets, param_counts
 from gpucat.memory.settings import TrainSettings, peft_upcast_applies
 
 # Quantized storage in bytes per weight, from bitsandbytes' block layouts:
@@ -20,6 +20,7 @@ NF4_DQ_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)  # absmax quantized to 8 bits per 2
 INT8_BYTES = 1.0  # LLM.int8 weights; per-row scales are negligible
 BNB_8BIT_STATE_BYTES = 1 + 4 / 256  # one state: 1-byte codes + an fp32 absmax per 256-value block
 ZERO3_MAX_LIVE_PARAMS = 1e9  # DeepSpeed stage3_max_live_parameters default
+QUANT_BYTES = {"nf4": NF4_BYTES, "nf4-dq": NF4_DQ_BYTES, "int8": INT8_BYTES}
 
 
 def _optimizer_state_bytes(arch: ModelArch, s: TrainSettings, trainable: int, state_bytes: int) -> float:
@@ -60,6 +61,10 @@ class ModelStates:
     zero_gather_buffer: float
     grad_bytes: int  # per trainable parameter
     host: dict[str, float]
+    gathered_units: int = 0  # layers gathered at once under ZeRO-3 / FSDP or parameter offload (0: none)
+    # ZeRO-3 parameter offload: parameters kept gathered when that budget, not the gathered
+    # layers, sets `zero_gather_buffer` (0 otherwise).
+    resident_params: float = 0.0
 
 
 def engine_casts_params(s: TrainSettings) -> bool:
@@ -70,44 +75,15 @@ def engine_casts_params(s: TrainSettings) -> bool:
     return s.precision in ("bf16-mixed", "fp16-mixed") and s.sharding in ("zero1", "zero2", "zero3", "fsdp")
 
 
-def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[str]) -> ModelStates:
+def model_states(arch: ModelArch, s: TrainSettings, trainable: int) -> ModelStates:
+    """The model states of one GPU; `gpucat.memory.notes` says in words what they assume."""
     counts = param_counts(arch)
-    total, n = counts.total, s.gpus
+    n = s.gpus
     mixed = s.precision in ("bf16-mixed", "fp16-mixed")
     compute_bytes = 4 if s.precision == "fp32" else 2
-    stored_bytes = 2 if s.precision == "bf16-true" else 4  # parameters as kept between steps
     engine_casts = engine_casts_params(s)
     deepspeed_casts = engine_casts and s.sharding != "fsdp"
-    if deepspeed_casts:
-        stored_bytes = compute_bytes  # DeepSpeed keeps the module in 16 bits, fp32 masters apart
-    lm_head_matrix = arch.vocab_size * arch.hidden_size
-
-    frozen = 0.0
-    autocast_copies = 0.0
-    if s.method == "qlora":
-        q_bytes = {"nf4": NF4_BYTES, "nf4-dq": NF4_DQ_BYTES, "int8": INT8_BYTES}[s.quant]
-        # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter that is not a
-        # Params4bit to fp32 (src/peft/utils/other.py, "cast all non INT8 parameters to fp32").
-        upcast = peft_upcast_applies(s)
-        unquantized_bytes = 4 if upcast else stored_bytes
-        frozen = counts.block_linear * q_bytes + (total - counts.block_linear) * unquantized_bytes
-        if mixed and not engine_casts:  # only the unquantized output projection goes through autocast's cast
-            autocast_copies = lm_head_matrix * 2
-        notes.append(f"frozen block linears stored as {s.quant} ({q_bytes:.3f} B/param); embeddings, "
-                     "norms and the output projection stay unquantized"
-                     + (" and are cast to fp32 (PEFT)" if upcast else ""))
-    elif s.method == "lora":
-        frozen = total * stored_bytes
-        if mixed and not engine_casts:
-            autocast_copies = (counts.block_linear + lm_head_matrix) * 2
-    if engine_casts:
-        notes.append(f"{s.precision} under {s.sharding}: " + (
-            "FSDP keeps fp32 sharded parameters and all-gathers each unit in 16 bits" if not deepspeed_casts
-            else "DeepSpeed keeps the module in 16 bits and fp32 master weights for what trains")
-            + "; no autocast copies, and a 16-bit residual stream")
-    elif mixed and s.method != "full":
-        notes.append(f"{s.precision}: frozen weights kept in fp32 and cast to 16 bits for every "
-                     "forward (the copies stay alive until backward)")
+    frozen, autocast_copies = _frozen_weights(arch, s, counts)
 
     # The working copy (fp32 runs: the only copy). Under FSDP mixed precision the fp32 shard is the
     # parameter itself and 16-bit copies exist only for gathered units.
@@ -119,20 +95,14 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
         # (`.clone().float().detach()` in stage3.py `_create_fp32_partitions` and in
         # stage_1_and_2.py), so an fp32 run holds its trainable weights twice.
         master = trainable * 4.0
-        notes.append(f"{s.sharding} in fp32: DeepSpeed keeps a cloned fp32 partition of the trainable "
-                     "weights next to the module's own")
     grad_bytes = 2 if s.precision == "bf16-true" else 4
     grads = float(trainable * grad_bytes)
     states = _optimizer_state_bytes(arch, s, trainable, 2 if s.precision == "bf16-true" else 4)
 
     sharded = n > 1 and s.sharding not in ("none", "ddp")
-    if s.sharding not in ("none", "ddp") and n == 1:
-        notes.append(f"--sharding {s.sharding} with one GPU divides nothing")
     div_states = n if sharded else 1
     div_grads = n if sharded and s.sharding in ("zero2", "zero3", "fsdp") else 1
     div_params = n if sharded and s.sharding in ("zero3", "fsdp") else 1
-    if s.sharding == "fsdp":
-        notes.append("fsdp = FULL_SHARD: parameters, gradients and optimizer states sharded as in ZeRO-3")
 
     st = ModelStates(
         weights_frozen=frozen / div_params, weights_trainable=trainable_weights / div_params,
@@ -141,41 +111,56 @@ def model_states(arch: ModelArch, s: TrainSettings, trainable: int, notes: list[
         ddp_grad_buckets=grads if s.sharding == "ddp" and n > 1 else 0.0,
         zero_gather_buffer=0.0, grad_bytes=grad_bytes, host={},
     )
-    if st.ddp_grad_buckets:
-        notes.append("ddp: gradient buckets hold a second copy of the gradients (PyTorch's default "
-                     "gradient_as_bucket_view=False)")
     if (sharded and s.sharding in ("zero3", "fsdp")) or s.offload == "params":
-        per_param = (frozen + trainable_weights) / max(total, 1)
+        per_param = (frozen + trainable_weights) / max(counts.total, 1)
         if engine_casts and s.method != "qlora":
             per_param = compute_bytes  # units are gathered in the compute dtype
-        units = 2 if s.sharding == "fsdp" else 1  # FSDP prefetches the next unit during backward
-        st.zero_gather_buffer = counts.largest_layer * per_param * units
-        if s.method == "full":
-            st.zero_gather_buffer += counts.largest_layer * grad_bytes  # the unit's unsharded grads
-        notes.append(f"{s.sharding}: {units} gathered layer(s) of {counts.largest_layer / 1e6:.0f}M "
-                     "parameters in flight")
-        if s.sharding == "zero3" and s.offload == "params":
-            # DeepSpeed releases a gathered parameter only past stage3_max_reuse_distance and keeps up
-            # to stage3_max_live_parameters gathered (both 1e9 by default and in transformers'
-            # ZeRO-3 template, docs/source/en/deepspeed.md): with parameters offloaded, that
-            # budget, not one layer, is what stays on the GPU.
-            live = min(total, ZERO3_MAX_LIVE_PARAMS) * per_param
-            if live > st.zero_gather_buffer:
-                st.zero_gather_buffer = live
-                notes.append(f"zero3 parameter offload: up to {min(total, ZERO3_MAX_LIVE_PARAMS) / 1e9:.2f}B "
-                             "gathered parameters stay resident (stage3_max_live_parameters)")
+        _gather_layers(st, s, counts, per_param)
     if s.offload in ("optimizer", "params"):
         st.host.update(optimizer_states=st.optimizer_states, master_weights=st.master_weights,
                        gradients_fp32=trainable * 4.0 / div_grads)
         st.optimizer_states = st.master_weights = 0.0
         st.gradients = min(st.gradients, counts.largest_layer * 2.0)  # one layer's reduce bucket
-        notes.append("optimizer offload (DeepSpeed ZeRO-Offload style): gradients stream to host "
-                     "layer by layer and the optimizer step runs on the CPU")
     if s.offload == "params":
         st.host["weights"] = st.weights_frozen + st.weights_trainable
         st.weights_frozen = st.weights_trainable = 0.0
-    if s.optimizer.startswith("paged"):
-        notes.append("paged optimizer states sit in CUDA unified memory: counted on the GPU here, "
-                     "but bitsandbytes pages them to host RAM rather than failing when the GPU is "
-                     "full, and torch.cuda memory counters do not see them")
     return st
+
+
+def _frozen_weights(arch: ModelArch, s: TrainSettings, counts: ParamCounts) -> tuple[float, float]:
+    """(frozen weights, their 16-bit autocast copies) before sharding, for LoRA and QLoRA."""
+    mixed = s.precision in ("bf16-mixed", "fp16-mixed")
+    engine_casts = engine_casts_params(s)
+    stored_bytes = 2 if s.precision == "bf16-true" else 4  # parameters as kept between steps
+    if engine_casts and s.sharding != "fsdp":
+        stored_bytes = 4 if s.precision == "fp32" else 2  # DeepSpeed keeps the module in 16 bits, fp32 masters apart
+    lm_head_matrix = arch.vocab_size * arch.hidden_size
+    if s.method == "qlora":
+        # PEFT's prepare_model_for_kbit_training casts every fp16/bf16 parameter that is not a
+        # Params4bit to fp32 (src/peft/utils/other.py, "cast all non INT8 parameters to fp32").
+        unquantized_bytes = 4 if peft_upcast_applies(s) else stored_bytes
+        frozen = counts.block_linear * QUANT_BYTES[s.quant] + (counts.total - counts.block_linear) * unquantized_bytes
+        # only the unquantized output projection goes through autocast's cast
+        return frozen, lm_head_matrix * 2 if mixed and not engine_casts else 0.0
+    if s.method == "lora":
+        frozen = counts.total * stored_bytes
+        return frozen, (counts.block_linear + lm_head_matrix) * 2 if mixed and not engine_casts else 0.0
+    return 0.0, 0.0
+
+
+def _gather_layers(st: ModelStates, s: TrainSettings, counts: ParamCounts, per_param: float) -> None:
+    """ZeRO-3 / FSDP (or parameter offload): the layers gathered at once, `per_param` bytes each."""
+    units = 2 if s.sharding == "fsdp" else 1  # FSDP prefetches the next unit during backward
+    st.gathered_units = units
+    st.zero_gather_buffer = counts.largest_layer * per_param * units
+    if s.method == "full":
+        st.zero_gather_buffer += counts.largest_layer * st.grad_bytes  # the unit's unsharded grads
+    if s.sharding == "zero3" and s.offload == "params":
+        # DeepSpeed releases a gathered parameter only past stage3_max_reuse_distance and keeps up
+        # to stage3_max_live_parameters gathered (both 1e9 by default and in transformers'
+        # ZeRO-3 template, docs/source/en/deepspeed.md): with parameters offloaded, that
+        # budget, not one layer, is what stays on the GPU.
+        resident = min(counts.total, ZERO3_MAX_LIVE_PARAMS)
+        if resident * per_param > st.zero_gather_buffer:
+            st.zero_gather_buffer = resident * per_param
+            st.resident_params = resident

@@ -11,7 +11,7 @@ from gpucat.cost.jobcost import (
     EgressTerms,
     EgressTier,
     JobSpec,
-    Offer,
+    PricedOffer,
     SpotRisk,
     StorageTerms,
     billed_seconds,
@@ -71,13 +71,13 @@ def test_the_cheapest_storage_for_the_job_is_chosen():
     volume = StorageTerms("volume", 0.10, 0.20)
     network = StorageTerms("network_volume", 0.07, 0.07)
     cost = job_cost(JobSpec(1.0, 100, 1, 0, retention_h=168),
-                    Offer(1.0, 1, "on_demand"), PER_SECOND, [volume, network], FREE_EGRESS)  # fmt: skip
+                    PricedOffer(1.0, 1, "on_demand"), PER_SECOND, [volume, network], FREE_EGRESS)  # fmt: skip
     assert cost.storage_usd == pytest.approx(network.usd(100, 1.0, 168))
     assert any("network_volume" in line for line in cost.lines)
 
 
 def test_unpublished_terms_are_left_out_and_named():
-    cost = job_cost(JOB, Offer(3.0, 1, "on_demand"), None, [], None)
+    cost = job_cost(JOB, PricedOffer(3.0, 1, "on_demand"), None, [], None)
     assert cost.storage_usd is None and cost.egress_usd is None
     assert cost.unknown == ("billing increment", "storage price", "egress price")
     assert cost.compute_usd == pytest.approx(1.1 * 3.0)  # billed exactly, no rounding assumed
@@ -87,16 +87,16 @@ def test_unpublished_terms_are_left_out_and_named():
 @pytest.mark.parametrize("market", ["on_demand", "spot"])
 def test_parts_add_up_to_the_total(market):
     spot = SpotRisk(0.1, "test rate") if market == "spot" else None
-    cost = job_cost(JOB, Offer(3.0, 1, market), PER_SECOND, GP3, AWS_EGRESS, spot)
+    cost = job_cost(JOB, PricedOffer(3.0, 1, market), PER_SECOND, GP3, AWS_EGRESS, spot)
     assert cost.total_usd == pytest.approx(cost.compute_usd + cost.storage_usd + cost.egress_usd + cost.spot_overhead_usd)
     assert cost.lines[-1].startswith("total: ")
 
 
 def test_on_demand_has_no_spot_overhead_and_spot_shows_its_assumption():
-    on_demand = job_cost(JOB, Offer(3.0, 1, "on_demand"), PER_SECOND, GP3, FREE_EGRESS)
+    on_demand = job_cost(JOB, PricedOffer(3.0, 1, "on_demand"), PER_SECOND, GP3, FREE_EGRESS)
     assert on_demand.spot_overhead_usd == 0 and on_demand.expected_interruptions == 0
     assert not any(line.startswith("spot") for line in on_demand.lines)
-    spot = job_cost(JOB, Offer(3.0, 2, "spot"), PER_SECOND, GP3, FREE_EGRESS, SpotRisk(0.1, "assumed 0.1/h"))
+    spot = job_cost(JOB, PricedOffer(3.0, 2, "spot"), PER_SECOND, GP3, FREE_EGRESS, SpotRisk(0.1, "assumed 0.1/h"))
     # two nodes: either one interrupted stops the job; lost work (15 min + 10 min) per interruption
     assert spot.expected_interruptions == pytest.approx(0.2 * spot.hours)
     assert spot.spot_overhead_usd > 0
@@ -105,9 +105,9 @@ def test_on_demand_has_no_spot_overhead_and_spot_shows_its_assumption():
 
 def test_spot_without_a_rate_or_with_hopeless_risk_is_refused():
     with pytest.raises(ValueError):
-        job_cost(JOB, Offer(3.0, 1, "spot"), PER_SECOND, GP3, FREE_EGRESS)
+        job_cost(JOB, PricedOffer(3.0, 1, "spot"), PER_SECOND, GP3, FREE_EGRESS)
     with pytest.raises(ValueError, match="checkpoint more often"):
-        job_cost(JOB, Offer(3.0, 1, "spot"), PER_SECOND, GP3, FREE_EGRESS, SpotRisk(5.0, "storm"))
+        job_cost(JOB, PricedOffer(3.0, 1, "spot"), PER_SECOND, GP3, FREE_EGRESS, SpotRisk(5.0, "storm"))
 
 
 def test_aws_advisor_bands_become_hourly_rates():
@@ -123,8 +123,8 @@ def test_billing_increment_reverses_the_hourly_ranking():
     # B is cheaper per hour but bills whole hours: a 1.1 h job pays 2 h there.
     hourly_price = {"A": 3.00, "B": 2.90}
     total = {
-        "A": job_cost(JOB, Offer(3.00, 1, "on_demand"), PER_SECOND, GP3, FREE_EGRESS).total_usd,
-        "B": job_cost(JOB, Offer(2.90, 1, "on_demand"), HOURLY, GP3, FREE_EGRESS).total_usd,
+        "A": job_cost(JOB, PricedOffer(3.00, 1, "on_demand"), PER_SECOND, GP3, FREE_EGRESS).total_usd,
+        "B": job_cost(JOB, PricedOffer(2.90, 1, "on_demand"), HOURLY, GP3, FREE_EGRESS).total_usd,
     }
     assert _rank(hourly_price) == ["B", "A"]
     assert _rank(total) == ["A", "B"]
@@ -134,8 +134,8 @@ def test_egress_reverses_the_hourly_ranking():
     # A full 70B result (140 GB) downloaded from a provider that charges egress.
     job = JobSpec(hours=2.0, storage_gb=300, checkpoint_gb=140, egress_gb=140, retention_h=0)
     total = {
-        "A": job_cost(job, Offer(10.0, 1, "on_demand"), PER_SECOND, GP3, FREE_EGRESS).total_usd,
-        "B": job_cost(job, Offer(9.0, 1, "on_demand"), PER_SECOND, GP3, EgressTerms((EgressTier(0, None, 0.09),))).total_usd,
+        "A": job_cost(job, PricedOffer(10.0, 1, "on_demand"), PER_SECOND, GP3, FREE_EGRESS).total_usd,
+        "B": job_cost(job, PricedOffer(9.0, 1, "on_demand"), PER_SECOND, GP3, EgressTerms((EgressTier(0, None, 0.09),))).total_usd,
     }
     assert _rank({"A": 10.0, "B": 9.0}) == ["B", "A"]
     assert _rank(total) == ["A", "B"]
@@ -143,9 +143,9 @@ def test_egress_reverses_the_hourly_ranking():
 
 def test_throughput_reverses_the_hourly_ranking():
     # A slower, cheaper card: half the hourly price but three times the run time.
-    fast = job_cost(JobSpec(hours=1.0, storage_gb=20, checkpoint_gb=1, egress_gb=0.1), Offer(4.0, 1, "on_demand"),
+    fast = job_cost(JobSpec(hours=1.0, storage_gb=20, checkpoint_gb=1, egress_gb=0.1), PricedOffer(4.0, 1, "on_demand"),
                     PER_SECOND, GP3, FREE_EGRESS)  # fmt: skip
-    slow = job_cost(JobSpec(hours=3.0, storage_gb=20, checkpoint_gb=1, egress_gb=0.1), Offer(2.0, 1, "on_demand"),
+    slow = job_cost(JobSpec(hours=3.0, storage_gb=20, checkpoint_gb=1, egress_gb=0.1), PricedOffer(2.0, 1, "on_demand"),
                     PER_SECOND, GP3, FREE_EGRESS)  # fmt: skip
     assert slow.total_usd > fast.total_usd
 
@@ -175,8 +175,8 @@ def test_bad_durations():
 
 def test_each_restart_on_spot_loses_half_a_billing_increment():
     risk = SpotRisk(0.2, "test")
-    per_second = job_cost(JOB, Offer(3.0, 1, "spot"), BillingTerms(1, 0), GP3, FREE_EGRESS, risk)
-    hourly = job_cost(JOB, Offer(3.0, 1, "spot"), BillingTerms(3600, 0), GP3, FREE_EGRESS, risk)
+    per_second = job_cost(JOB, PricedOffer(3.0, 1, "spot"), BillingTerms(1, 0), GP3, FREE_EGRESS, risk)
+    hourly = job_cost(JOB, PricedOffer(3.0, 1, "spot"), BillingTerms(3600, 0), GP3, FREE_EGRESS, risk)
     assert hourly.expected_interruptions == pytest.approx(per_second.expected_interruptions)
     rounding = hourly.expected_interruptions * 1800 / 3600 * 3.0
     assert hourly.spot_overhead_usd == pytest.approx(

@@ -152,3 +152,25 @@ def test_fit_json_gives_the_band_high_end_per_gpu_count(catalog_db):
     likely = fit_json(catalog_db, "--model", "llama-3.1-8b", "--method", "qlora", "--sharding", "none", "--batch", "2",
                       "--risk", "likely")
     assert likely["risk"] == "likely" and len(likely["offers"]) >= len(out["offers"])
+
+
+@pytest.mark.parametrize(
+    ("options", "max_gpus", "message", "flagged"),
+    [
+        (FitOptions(risk="yolo"), 8, "risk must be one of safe, likely, got 'yolo'", "--risk must be one of safe, likely, got 'yolo'"),
+        (FitOptions(headroom=1.5), 8, "headroom must be a fraction in [0, 1), got 1.5", "--headroom must be a fraction in [0, 1), got 1.5"),
+        (FitOptions(max_gpus=0), 0, "maximum GPU count must be at least 1, got 0", "--max-gpus must be at least 1, got 0"),
+    ],
+)
+def test_fit_errors_name_the_quantity_and_the_cli_its_flag(catalog_db, options, max_gpus, message, flagged):
+    from gpucat.cli._common import error_line
+    from gpucat.schemas.errors import SettingError
+
+    arch = resolve_model("llama-3.1-8b", allow_hub=False)
+    with db.connect(catalog_db, read_only=True) as con, pytest.raises(SettingError) as err:
+        fit(con, arch, TrainSettings(method="qlora", sharding="fsdp"), options)
+    assert (str(err.value), error_line(err.value)) == (message, flagged)
+    result = runner.invoke(app, ["fit", "--model", "llama-3.1-8b", "--method", "qlora", "--sharding", "fsdp", "--risk", options.risk,
+                                 "--headroom", str(options.headroom), "--max-gpus", str(max_gpus), "--db", str(catalog_db)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: {flagged}"

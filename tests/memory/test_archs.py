@@ -7,7 +7,7 @@ from dataclasses import asdict, replace
 import polars as pl
 import pytest
 
-from gpucat.schemas.errors import UnknownModel
+from gpucat.cli._common import error_line
 from gpucat.memory.archs import (
     CSV_COLUMNS,
     find_model_arch,
@@ -16,6 +16,7 @@ from gpucat.memory.archs import (
     lora_trainable_params,
     param_counts,
 )
+from gpucat.schemas.errors import UnknownModel
 from gpucat.schemas.model_archs import ModelArchRow
 from tests.conftest import ROOT
 
@@ -127,8 +128,15 @@ def test_lookup_is_case_insensitive_on_repo_id_and_alias(name):
 
 def test_unknown_model_says_how_to_describe_it():
     assert find_model_arch("no-such-model") is None
-    with pytest.raises(UnknownModel, match=r"--config path/to/config\.json"):
+    with pytest.raises(UnknownModel, match=r"; pass config path/to/config\.json$") as err:
         get_model_arch("no-such-model")
+    assert error_line(err.value).endswith("; pass --config path/to/config.json")  # the CLI names its flag
+
+
+def test_a_model_name_with_braces_is_text_not_a_template():
+    with pytest.raises(UnknownModel) as err:
+        get_model_arch("{config}{0}")
+    assert str(err.value).startswith("model '{config}{0}' is not in gpucat's model table")
 
 
 def test_aliases_and_repo_ids_are_unique_across_each_other():

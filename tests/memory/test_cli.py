@@ -7,11 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from gpucat.memory.estimator import FITTED
 from typer.testing import CliRunner
 
 from gpucat.cli import app
+from gpucat.memory.estimator import FITTED
 
 runner = CliRunner()
 CONFIGS = Path(__file__).parent / "data" / "configs"
@@ -200,3 +199,32 @@ def test_memory_text_prints_the_range_and_the_not_modelled_warnings():
     assert any(line.strip().startswith("likely range") and "held-out error" in line for line in lines)
     warnings = lines[lines.index("Not modelled (warning):") + 1:]
     assert [w.split(":")[0] for w in warnings] == ["  - checkpoint loading"]
+
+
+def test_every_setting_a_library_error_names_has_a_flag_of_the_training_commands():
+    """The library names settings in words (gpucat.memory.settings.WORDS); the command line maps
+    each to a flag (gpucat.cli._common.FLAGS) that `memory`, `fit` or `cost` really takes."""
+    import typer.main
+
+    from gpucat.cli._common import FLAGS
+    from gpucat.memory.settings import WORDS
+
+    assert set(FLAGS) == set(WORDS)
+    group = typer.main.get_command(app)
+    taken = {opt for name in ("memory", "fit", "cost") for p in group.commands[name].params for opt in p.opts}
+    assert set(FLAGS.values()) <= taken
+
+
+def test_a_setting_error_keeps_its_values_out_of_the_template_and_survives_pickling():
+    import pickle
+
+    from gpucat.cli._common import error_line
+    from gpucat.memory.settings import quantity
+    from gpucat.schemas.errors import SettingError
+
+    err = SettingError("{q} must be one of {allowed}, got {value!r}", q=quantity("seq_len"), allowed="a, b", value="{x}")
+    assert str(err) == "sequence length must be one of a, b, got '{x}'"
+    assert error_line(err) == "--seq-len must be one of a, b, got '{x}'"
+    assert err.keys == ["seq_len"]
+    copy = pickle.loads(pickle.dumps(err))
+    assert (type(copy), str(copy), error_line(copy)) == (SettingError, str(err), error_line(err))

@@ -6,11 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from gpucat.schemas.errors import UserInputError
+from gpucat.cli._common import error_line
 from gpucat.memory import TrainSettings, estimate_memory, get_model_arch, param_counts, per_gpu_need
 from gpucat.memory.activations import ActivationPolicy, estimate_activations, layer_bytes
 from gpucat.memory.archs import ModelArch
 from gpucat.memory.estimator import ALLOCATOR_MARGIN, CUDA_CONTEXT_GB, FITTED
+from gpucat.schemas.errors import UserInputError
 
 LLAMA8 = get_model_arch("llama-3.1-8b")
 P8 = LLAMA8.params
@@ -290,30 +291,37 @@ def test_requirements_for_the_fit_query(settings, requires):
 
 
 @pytest.mark.parametrize(
-    ("changes", "message"),
+    ("changes", "message", "flagged"),
     [
-        ({"method": "prefix"}, "--method must be one of full, lora, qlora, got 'prefix'"),
-        ({"precision": "bf16"}, "--precision must be one of bf16-mixed, bf16-true, fp16-mixed, fp32"),
-        ({"optimizer": "lion"}, "--optimizer must be one of"),
-        ({"sharding": "zero4"}, "--sharding must be one of"),
-        ({"batch_size": 0}, "--batch must be a positive integer, got 0"),
-        ({"seq_len": -5}, "--seq-len must be a positive integer, got -5"),
-        ({"gpus": 0}, "--gpus must be a positive integer"),
-        ({"lora_rank": 0}, "--lora-rank must be a positive integer"),
-        ({"lora_targets": "everything"}, "unknown LoRA target set 'everything'"),
-        ({"lora_targets": ("q", "wqkv")}, "LoRA target(s) wqkv do not exist"),
-        ({"lora_dropout": 1.5}, "--lora-dropout must be in [0, 1)"),
-        ({"target_len": 128}, "--target-len applies only to encoder-decoder models"),
-        ({"offload": "params", "sharding": "zero2"}, "--offload params needs --sharding zero3 or fsdp"),
-        ({"optimizer_in_backward": True, "grad_accumulation": 4}, "needs --grad-accum 1"),
-        ({"offload_activations": True, "grad_checkpointing": False}, "--offload-activations is modelled with"),
+        ({"method": "prefix"}, "method must be one of full, lora, qlora, got 'prefix'", "--method must be one of"),
+        ({"precision": "bf16"}, "precision must be one of bf16-mixed, bf16-true, fp16-mixed, fp32", "--precision must be"),
+        ({"optimizer": "lion"}, "optimizer must be one of", "--optimizer must be one of"),
+        ({"sharding": "zero4"}, "sharding must be one of", "--sharding must be one of"),
+        ({"batch_size": 0}, "batch size must be a positive integer, got 0", "--batch must be a positive integer, got 0"),
+        ({"seq_len": -5}, "sequence length must be a positive integer, got -5", "--seq-len must be a positive integer, got -5"),
+        ({"gpus": 0}, "GPU count must be a positive integer", "--gpus must be a positive integer"),
+        ({"lora_rank": 0}, "LoRA rank must be a positive integer", "--lora-rank must be a positive integer"),
+        ({"lora_targets": "everything"}, "unknown LoRA target set 'everything'", None),
+        ({"lora_targets": ("q", "wqkv")}, "LoRA target(s) wqkv do not exist", None),
+        ({"lora_dropout": 1.5}, "LoRA dropout must be in [0, 1)", "--lora-dropout must be in [0, 1)"),
+        ({"target_len": 128}, "target length applies only to encoder-decoder models", "--target-len applies only to"),
+        ({"offload": "params", "sharding": "zero2"}, "offload params needs sharding zero3 or fsdp",
+         "--offload params needs --sharding zero3 or fsdp"),
+        ({"optimizer_in_backward": True, "grad_accumulation": 4},
+         "optimizer in backward applies each gradient at once, so it needs gradient accumulation 1",
+         "--optimizer-in-backward applies each gradient at once, so it needs --grad-accum 1"),
+        ({"offload_activations": True, "grad_checkpointing": False},
+         "activation offloading is modelled with gradient checkpointing", "--offload-activations is modelled with --grad-checkpointing"),
     ],
 )
-def test_bad_settings_are_one_line_errors(changes, message):
+def test_bad_settings_are_one_line_errors_that_name_the_quantity(changes, message, flagged):
+    """The library names what is wrong in words; the command line names its flags (`flagged`)."""
     with pytest.raises(UserInputError) as err:
         estimate_memory(LLAMA8, replace(TrainSettings(), **changes))
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+    assert "--" not in str(err.value)
+    assert (flagged in error_line(err.value)) if flagged else error_line(err.value) == str(err.value)
 
 
 # --- mechanisms added for out-of-sample classes ------------------------------------------

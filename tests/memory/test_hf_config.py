@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gpucat.schemas.errors import UnknownModel, UserInputError
+from gpucat.cli._common import error_line
 from gpucat.memory.archs import get_model_arch
 from gpucat.memory.hf_config import (
     arch_from_hf_config,
@@ -18,6 +18,7 @@ from gpucat.memory.hf_config import (
     load_hub_config,
     resolve_model,
 )
+from gpucat.schemas.errors import UnknownModel, UserInputError
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 # fixture file -> alias of the same model in model_archs
@@ -171,13 +172,14 @@ def test_fetch_failures_say_what_to_do(response, token, message):
     with pytest.raises(UnknownModel) as err:
         fetch_hf_config("acme/mistral-clone", hub.client(), token=token)
     assert message in str(err.value)
-    assert "--config" in str(err.value)
+    assert str(err.value).endswith("pass config path/to/config.json")
+    assert error_line(err.value).endswith("pass --config path/to/config.json")
     assert "hf_x" not in str(err.value)
 
 
 def test_fetch_without_network_is_unknown_model():
     hub = Hub(error=httpx.ConnectError("no route"))
-    with pytest.raises(UnknownModel, match=r"the Hub could not be reached \(ConnectError\); pass --config"):
+    with pytest.raises(UnknownModel, match=r"the Hub could not be reached \(ConnectError\); pass config"):
         fetch_hf_config("acme/mistral-clone", hub.client())
 
 
