@@ -5,16 +5,13 @@ with every answer, rendered from the typed breakdown `rank.job_costs` returns (t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gpucat.cost.sizes import BYTES_PER_TOKEN_OF_TEXT, CHECKPOINTS_KEPT, JobSizes
 from gpucat.cost.throughput import DEFAULT_FABRIC_GBITPS, PCIE_GBPS
 
-if TYPE_CHECKING:
-    from gpucat.cost.rank import CostOptions, CostRow
 
-
-def row_lines(row: CostRow) -> tuple[str, ...]:
+def row_lines(row: Any) -> tuple[str, ...]:  # a rank.CostRow (rank imports this module)
     """`--explain`: the configuration, its throughput and time, the money arithmetic and the likely range."""
     b = row.breakdown
     if b is None:
@@ -35,7 +32,7 @@ def row_lines(row: CostRow) -> tuple[str, ...]:
     )
 
 
-def defaults(options: CostOptions, sizes: JobSizes) -> list[str]:
+def defaults(options: Any, sizes: JobSizes) -> list[str]:  # a rank.CostOptions
     """Every assumed value of a job cost, printed with the answer."""
     from gpucat.cost.terms import spot_defaults
 
