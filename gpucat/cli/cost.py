@@ -54,7 +54,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON list ranked by total, not a table.")] = False,
     save: Annotated[bool, typer.Option(
-        "--save", help="Also append the rows to the job_costs table (SELECT * FROM latest_job_costs); nothing is written without it.",
+        "--save", help="Keep the rows in job_costs (else none).",
     )] = False,
 ) -> None:
     """Rank the configurations a fine-tuning job fits on by what the whole job costs.
@@ -64,8 +64,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     the provider's increments, storage for dataset and checkpoints on storage that survives a
     stop (for the run plus --retention), egress for downloading the result, and on spot the
     expected interruptions' lost work and checkpoint writes. Every assumption is printed with
-    the answer. It writes nothing unless asked: --save appends the rows to the database
-    (SELECT * FROM latest_job_costs).
+    the answer.
     """
     from gpucat import availability
     from gpucat.fit import advice
