@@ -15,18 +15,20 @@ import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
 
 from gpucat.formats import money, printable
+from gpucat.schemas.errors import UserInputError
 from gpucat.warehouse.db import query_sql
 
 MARKETS = ("on_demand", "spot")
 MARKET_COLOURS = {"on_demand": "#1f77b4", "spot": "#ff7f0e"}
 STOCK_COLOURS = {"available": "#2ca02c", "unavailable": "#d62728", "unknown": "#9e9e9e", "limited": "#bcbd22"}
 HISTORY_MODELS = 12  # lines in the history chart: the models with the most offers
+WINDOW_DAYS = 90  # how far back the history chart reaches (`gpucat report --window-days`)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class ReportData:
     include_stale: bool = False
     replay: str | None = None  # the banner when the data was replayed from a capture (gpucat.freshness.DataAge.label)
     stale_note: str | None = None  # which stale sources the page left out (or kept)
+    window_days: float = WINDOW_DAYS  # the history chart's reach back from generated_at
 
 
 def _records(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -60,22 +63,37 @@ def _records(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] |
 
 
 def collect(con: duckdb.DuckDBPyConnection, job: Job | None = None, now: datetime | None = None, *,
-            include_stale: bool = False) -> ReportData:
+            include_stale: bool = False, window_days: float = WINDOW_DAYS) -> ReportData:
     """The page's data. Stale offers are left out unless `include_stale`, by the rule `offers`,
-    `fit` and `cost` follow (gpucat.freshness); a replay is named in a banner with its age."""
+    `fit` and `cost` follow (gpucat.freshness); a replay is named in a banner with its age. The
+    price history covers the `window_days` before `now`, for the models the chart shows."""
     from gpucat.freshness import data_age, left_out_note, stale_sources
 
+    if not window_days > 0:
+        raise UserInputError(f"--window-days must be positive, got {window_days:g}")
+    generated_at = now or datetime.now(UTC)
     fresh = {"include_stale": include_stale}
+    spread = _records(con, "report_spread", fresh)
+    window = {"models": history_models(spread), "since": generated_at - timedelta(days=window_days), "until": generated_at}
     return ReportData(
-        generated_at=now or datetime.now(UTC),
-        spread=_records(con, "report_spread", fresh),
+        generated_at=generated_at,
+        spread=spread,
         availability=_records(con, "report_availability", fresh),
-        history=_records(con, "report_history"),
+        history=_records(con, "report_history", window),
         job=job,
         include_stale=include_stale,
         replay=data_age(con).label(),
         stale_note=left_out_note(stale_sources(con), include_stale),
+        window_days=window_days,
     )
+
+
+def history_models(spread: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The GPU models the history chart draws: the HISTORY_MODELS with the most current offers."""
+    offers: dict[str, int] = defaultdict(int)
+    for row in spread:
+        offers[row["gpu_model"]] += row["offers"]
+    return sorted(offers, key=lambda m: (-offers[m], m))[:HISTORY_MODELS]
 
 
 # --- the headline: one row per GPU model ---------------------------------------------------
@@ -183,16 +201,16 @@ def availability_figure(availability: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def history_figure(history: Sequence[Mapping[str, Any]], spread: Sequence[Mapping[str, Any]]) -> Any:
+    """A step line per shown model and market; a None price (no offer then) breaks the line."""
     import plotly.graph_objects as go
 
-    offers: dict[str, int] = defaultdict(int)
-    for row in spread:
-        offers[row["gpu_model"]] += row["offers"]
-    shown = sorted(offers, key=lambda m: (-offers[m], m))[:HISTORY_MODELS]
+    lines: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for row in history:
+        lines[(row["gpu_model"], row["market"])].append(row)
     fig = go.Figure()
-    for model in sorted(shown):
+    for model in sorted(history_models(spread)):
         for market in MARKETS:
-            rows = [r for r in history if r["gpu_model"] == model and r["market"] == market]
+            rows = lines.get((model, market))
             if rows:
                 fig.add_trace(go.Scatter(
                     x=[r["at"].isoformat() for r in rows], y=[r["usd_per_gpu_hour"] for r in rows],
@@ -271,8 +289,8 @@ def render_html(data: ReportData) -> str:
          "Offers by reported stock. Providers that publish no stock (AWS, Azure, most list prices) are unknown, "
          "not unavailable.", _chart(availability_figure(data.availability), "chart-availability")),
         ("history", "Price history",
-         f"The cheapest $/GPU-hour over time from offer_versions, for the {HISTORY_MODELS} GPU models with the most "
-         "offers; a new point appears when any offer's price or content changed.",
+         f"The cheapest $/GPU-hour over the last {data.window_days:g} days from offer_versions, for the {HISTORY_MODELS} GPU "
+         "models with the most offers; a point marks each change of the cheapest price.",
          _chart(history_figure(data.history, data.spread), "chart-history")),
     ]  # fmt: skip
     if data.job is not None:

@@ -53,6 +53,9 @@ def cost_command(  # type: ignore[no-untyped-def]
     pick: PickOption = 1,
     db: DbOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON list ranked by total, not a table.")] = False,
+    save: Annotated[bool, typer.Option(
+        "--save", help="Keep the rows in job_costs (else none).",
+    )] = False,
 ) -> None:
     """Rank the configurations a fine-tuning job fits on by what the whole job costs.
 
@@ -61,7 +64,7 @@ def cost_command(  # type: ignore[no-untyped-def]
     the provider's increments, storage for dataset and checkpoints on storage that survives a
     stop (for the run plus --retention), egress for downloading the result, and on spot the
     expected interruptions' lost work and checkpoint writes. Every assumption is printed with
-    the answer. The rows are saved to the database: SELECT * FROM latest_job_costs.
+    the answer.
     """
     from gpucat import availability
     from gpucat.fit import advice
@@ -102,8 +105,8 @@ def cost_command(  # type: ignore[no-untyped-def]
             return
         note = availability.available_note(con, options.providers) if available and not as_json else None
         empty_because = None
-        if not result.rows and not as_json:
-            count = lambda o: len(job_costs(con, arch, settings, o).rows)  # noqa: E731
+        if not result.rows and not as_json:  # from the counts the one pass already has, without asking again
+            count = lambda o: min(result.candidates(o, priced_only=True), o.top)  # noqa: E731
             empty_because = availability.why_empty(options, count, COST_FILTERS)
         ages = data_age(con)
         by_offer = offer_ages(con, [(r.provider, r.offer_id) for r in result.rows])
@@ -111,7 +114,8 @@ def cost_command(  # type: ignore[no-untyped-def]
     if explain is not None:
         _explain(result, explain, replay)
         return
-    _save(db, arch, settings, options, result)
+    if save:
+        _save(db, arch, settings, options, result)
     stale_note = left_out_note(result.stale_sources, include_stale)
     notes = [*([note] if note else []), *([stale_note] if stale_note else []),
              *([_left_out(result.skipped)] if result.skipped else [])]  # fmt: skip

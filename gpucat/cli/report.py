@@ -29,6 +29,9 @@ def report_command(  # type: ignore[no-untyped-def]
     include_stale: Annotated[bool, typer.Option(
         "--include-stale", help="Keep offers of sources past their freshness budget (left out by default, as in fit and cost).",
     )] = False,
+    window_days: Annotated[float, typer.Option(
+        "--window-days", help="How many days back the price-history chart reaches (its cost follows the changes in them).",
+    )] = 90,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -54,7 +57,7 @@ def report_command(  # type: ignore[no-untyped-def]
             costs = job_costs(con, arch, settings, CostOptions(tokens=count, markets=("on_demand", "spot"), top=limit,
                                                                include_stale=include_stale)).rows if count else []  # fmt: skip
             job = report.fit_job(con, arch, settings, limit=limit, costs=costs, tokens=count, include_stale=include_stale)
-        data = report.collect(con, job, clock_now(), include_stale=include_stale)
+        data = report.collect(con, job, clock_now(), include_stale=include_stale, window_days=window_days)
         replayed = data_age(con).as_json()
     path = report.write_report(out, data)
     summary = {"path": str(path), "bytes": path.stat().st_size, "gpu_models": len(report.headline(data.spread)),

@@ -1,8 +1,12 @@
 """The cost of a whole fine-tuning job on every configuration it fits, cheapest job first.
 
-`gpucat.fit` finds the configurations with enough memory; for each, the time model gives the
-throughput, and `jobcost.job_cost` prices the job with the provider's terms (billing increment,
-storage that survives a stop, egress tiers) and, on spot, the interruption risk.
+In set form, whatever the size of the market: one query (cost_candidates.sql) finds every offer
+with enough memory at its smallest GPU count (`gpucat.fit`'s rule), the time model runs once per
+distinct hardware, and cost_rank.sql prices and ranks every offer at once with `jobcost.job_cost`'s
+arithmetic (billing increment, storage that survives a stop, egress tiers, spot interruptions).
+Only the rows shown are priced again by `job_cost`, whose typed breakdown `gpucat.cost.explain`
+renders. The same pass counts what each filter leaves, so an empty answer is explained without
+asking again (`CostResult.candidates`).
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from typing import Any
 
 import duckdb
 
-from gpucat.cost.jobcost import JobSpec, PricedOffer, job_cost, tiers_from_rows
-from gpucat.cost.sizes import BYTES_PER_TOKEN_OF_TEXT, CHECKPOINTS_KEPT, JobSizes, job_sizes
-from gpucat.cost.terms import Terms, hardware_for_row, load_terms, offer_egress, offer_storage, spot_defaults, spot_risk
-from gpucat.cost.throughput import DEFAULT_FABRIC_GBITPS, PCIE_GBPS, Factors, flops_per_token, load_factors, model_shape, throughput
-from gpucat.fit import FitOptions, fit
-from gpucat.memory import ModelArch, TrainSettings
+from gpucat.cost.explain import defaults, row_lines
+from gpucat.cost.jobcost import JobCost, JobSpec, PricedOffer, egress_charge, job_cost, tiers_from_rows
+from gpucat.cost.sizes import JobSizes, job_sizes
+from gpucat.cost.terms import Terms, default_spot_risk, hardware_for_row, load_terms, offer_egress, offer_storage, spot_risk
+from gpucat.cost.throughput import Factors, Hardware, Throughput, flops_per_token, load_factors, model_shape, throughput
+from gpucat.fit import gpu_counts, thresholds
+from gpucat.freshness import stale_sources
+from gpucat.memory import ModelArch, TrainSettings, per_gpu_need
 from gpucat.schemas.errors import UserInputError
 from gpucat.warehouse.db import query_sql
 
@@ -45,6 +51,31 @@ class CostOptions:
     include_stale: bool = False  # keep offers of sources past their freshness budget
     eval_tokens: float = 0.0  # tokens evaluated over the whole job (forward only), 0: no evaluation
     load_gbps: float = 1.0  # GB/s the base weights are read at when the job starts (an assumption, printed)
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Everything one row's explanation shows: the hardware, its throughput and time, the money."""
+
+    hardware: Hardware
+    throughput: Throughput
+    training_tokens: float
+    train_h: float
+    fixed_h: dict[str, float]  # model load, checkpoint saves, evaluation
+    job_cost: JobCost
+    error_band: tuple[float, float]  # the time model's LOSO band on throughput
+
+
+@dataclass(frozen=True)
+class CandidateCount:
+    """How many fitting offers share one combination of the filters' columns (cost_counts.sql)."""
+
+    provider: str
+    market: str
+    unavailable: bool
+    is_stale: bool
+    unpriced: bool  # no terms, no bf16/4-bit kernels, or no TFLOPS figure
+    offers: int
 
 
 @dataclass(frozen=True)
@@ -77,10 +108,15 @@ class CostRow:
     total_range: tuple[float, float] = (0.0, 0.0)
     near_tie: bool = False  # its total range overlaps another shown row's: the order between them is not known
     fixed_hours: float = 0.0  # model load, checkpoint saves and evaluation, included in hours
-    lines: tuple[str, ...] = field(default=(), repr=False)
+    breakdown: Breakdown | None = field(default=None, repr=False, compare=False)  # what --explain renders
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The arithmetic of this row, one step a line (`gpucat.cost.explain.row_lines`)."""
+        return row_lines(self)
 
     def as_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("lines", "interruption_label")}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("breakdown", "interruption_label")}
         for key in ("hours", "compute_usd", "storage_usd", "egress_usd", "spot_overhead_usd", "total_usd", "tokens_per_s",
                     "tokens_per_s_per_gpu", "utilization", "fixed_hours"):
             out[key] = None if out[key] is None else round(out[key], 4)
@@ -103,6 +139,19 @@ class CostResult:
     offers_in: int = 0  # configurations that fit in memory
     costed: int = 0  # of them, priced (before --top)
     not_costable: list[dict[str, str]] = field(default_factory=list)  # each offer left out, with the missing figure
+    counts: list[CandidateCount] = field(default_factory=list, repr=False)  # every fitting offer, by filter columns
+
+    def candidates(self, options: CostOptions, *, priced_only: bool = False) -> int:
+        """Fitting offers that `options`' filters keep (only those that can be priced with `priced_only`),
+        counted from this answer's one pass: what `job_costs` with those filters would have seen."""
+        providers = [p.lower() for p in options.providers]
+        market = options.markets[0] if len(options.markets) == 1 else None
+        return sum(
+            c.offers for c in self.counts
+            if (not providers or c.provider in providers) and (market is None or c.market == market)
+            and not (options.available_only and c.unavailable) and (options.include_stale or not c.is_stale)
+            and not (priced_only and c.unpriced)
+        )  # fmt: skip
 
 
 def validate(options: CostOptions) -> None:
@@ -121,7 +170,11 @@ def validate(options: CostOptions) -> None:
 
 
 def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSettings, options: CostOptions) -> CostResult:
+    """Every configuration the job fits on, priced and ranked in one pass over the catalog (cost_*.sql);
+    only the rows shown are priced again here, with their breakdown, to be explained."""
     validate(options)
+    if not 0 <= options.headroom < 1:
+        raise UserInputError(f"--headroom must be a fraction in [0, 1), got {options.headroom}")
     terms = load_terms(con)
     providers = [p.lower() for p in options.providers]
     for provider in providers:
@@ -129,43 +182,93 @@ def job_costs(con: duckdb.DuckDBPyConnection, arch: ModelArch, settings: TrainSe
             raise UserInputError(
                 f"provider {provider!r} has no published billing, storage or egress terms in the catalog, so no job cost"
             )
-    market = options.markets[0] if len(options.markets) == 1 else None
-    fit_options = FitOptions(
-        headroom=options.headroom, max_gpus=options.max_gpus, market=market, providers=providers,
-        available_only=options.available_only, include_stale=options.include_stale, limit=1_000_000,
-    )  # fmt: skip
-    fitted = fit(con, arch, settings, fit_options)
-    candidates = fitted.rows
-    training_tokens = options.tokens * options.epochs
+    counts = gpu_counts(settings, options.max_gpus)
+    estimates = per_gpu_need(arch, replace(settings, gpus=1), counts)
+    needs = {"gpus": list(estimates), "per_gpu_gb": [thresholds(e)[0] for e in estimates.values()], "headroom": options.headroom}
+    filters = {
+        "providers": providers,
+        "market": options.markets[0] if len(options.markets) == 1 else None,
+        "available_only": options.available_only,
+        "include_stale": options.include_stale,
+    }
     factors = load_factors()
-    skipped: dict[str, set[str]] = defaultdict(set)
-    rows: list[CostRow] = []
-    not_costable: list[dict[str, str]] = []
-    for row in candidates:
-        reason = _unusable(row, settings, terms)
-        if reason is None:
-            priced = _price(row, arch, settings, options, terms, factors)
-            if priced is not None:
-                rows.append(priced)
-                continue
-            reason = f"no {settings.precision} TFLOPS figure"
-        skipped[reason].add(row["provider"] if reason == "no published terms" else row["gpu_model"])
-        not_costable.append({"provider": row["provider"], "offer_id": row["offer_id"], "gpu_model": row["gpu_model"], "missing": reason})
+    con.execute("CREATE OR REPLACE TEMP TABLE cost_candidates AS " + query_sql("cost_candidates"), needs)
+    try:
+        timed: dict[int, HardwareTime] = {}
+        unpriced: dict[int, str] = {}
+        for key_row in _records(con, "cost_hardware", filters):
+            reason = _unusable(key_row, settings, terms)
+            hw = None if reason else _hardware(key_row, settings, terms)
+            if hw is None:
+                unpriced[key_row["key"]] = reason or f"no {settings.precision} TFLOPS figure"
+            elif key_row["wanted"]:
+                timed[key_row["key"]] = hardware_time(hw, arch, settings, options, factors, key_row["market"] == "spot",
+                                                       key_row["provider"])
+        ranked = _records(con, "cost_rank", {**filters, **_pricing_params(timed, terms, options), "limit": options.top + RESCORED})
+        if ranked and ranked[0]["unrecoverable"]:
+            raise ValueError("interruptions come faster than the job can recover; checkpoint more often")
+        keys = [{"provider": r["provider"], "offer_id": r["offer_id"]} for r in ranked]
+        rows = [_price(row, timed[row["key"]], options, terms, factors) for row in _records(con, "cost_rows", {"keys": keys})]
+        left = _records(con, "cost_unpriced", {**filters, "unpriced": list(unpriced)})
+        tally = [CandidateCount(**r) for r in _records(con, "cost_counts", {"unpriced": list(unpriced)})]
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp.cost_candidates")
     rows.sort(key=lambda r: (r.total_usd, r.hours, r.provider, r.offer_id))
     shown = mark_near_ties(rows[: options.top])
+    skipped: dict[str, set[str]] = defaultdict(set)
+    not_costable = []
+    for row in left:
+        reason = unpriced[row["key"]]
+        skipped[reason].add(row["provider"] if reason == "no published terms" else row["gpu_model"])
+        not_costable.append({"provider": row["provider"], "offer_id": row["offer_id"], "gpu_model": row["gpu_model"], "missing": reason})
     sizes = job_sizes(model_shape(arch, settings), settings, options.tokens, options.dataset_gb)
     assumptions = dict.fromkeys(a for r in shown for a in r.assumptions)
-    return CostResult(
+    result = CostResult(
         rows=shown,
         sizes=sizes,
-        training_tokens=training_tokens,
+        training_tokens=options.tokens * options.epochs,
         defaults=defaults(options, sizes) + list(assumptions),
         skipped={reason: sorted(names) for reason, names in skipped.items()},
-        stale_sources=fitted.stale_sources,
-        offers_in=len(candidates),
-        costed=len(rows),
-        not_costable=not_costable,
+        stale_sources=stale_sources(con),
+        counts=tally,
     )
+    offers_in = result.candidates(options)
+    return replace(result, offers_in=offers_in, costed=offers_in - len(not_costable), not_costable=not_costable)
+
+
+# Rows past --top priced again in Python: the set form and the per-row arithmetic agree to the last
+# bit (tests/cost/test_set_form.py), so these only guard the cut against a rounding difference.
+RESCORED = 50
+
+
+def _records(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    cursor = con.execute(query_sql(name), params)
+    columns = [d[0] for d in cursor.description or []]
+    return [dict(zip(columns, values, strict=True)) for values in cursor.fetchall()]
+
+
+def _pricing_params(timed: dict[int, HardwareTime], terms: Terms, options: CostOptions) -> dict[str, Any]:
+    """What cost_rank.sql prices with: the timed hardware, and the provider terms as small lists."""
+    hardware = []
+    for key, t in timed.items():
+        egress = tiers_from_rows(terms.egress[t.provider]) if t.provider in terms.egress else None
+        charge = egress_charge(t.job.egress_gb, egress) if egress is not None else None
+        hardware.append({"key": key, "reason": None, "hours": t.job.hours, "storage_gb": t.job.storage_gb,
+                         "checkpoint_gb": t.job.checkpoint_gb, "egress_gb": t.job.egress_gb,
+                         "egress_usd": charge.usd if charge else None, "has_egress": charge is not None})  # fmt: skip
+    providers = {t.provider for t in timed.values()}
+    return {
+        "hardware": hardware,
+        "billing": [{"provider": p, "increment_s": b.billing_increment_s, "min_charge_s": b.min_charge_s}
+                    for p, b in terms.billing.items() if b is not None],  # fmt: skip
+        "storage": [{"provider": p, "run": s.usd_per_gb_month, "kept": s.usd_per_gb_month_kept}
+                    for p, products in terms.storage.items() for s in products],  # fmt: skip
+        "spot_default": [{"provider": p, "rate": default_spot_risk(p).interruptions_per_hour} for p in sorted(providers)],
+        "checkpoint_every_h": options.checkpoint_every_h,
+        "checkpoint_write_gbps": options.checkpoint_write_gbps,
+        "restart_h": options.restart_h,
+        "retention_h": options.retention_h,
+    }
 
 
 def mark_near_ties(rows: list[CostRow]) -> list[CostRow]:
@@ -202,50 +305,60 @@ def _unusable(row: dict[str, Any], settings: TrainSettings, terms: Terms) -> str
     return None
 
 
-def _price(
-    row: dict[str, Any], arch: ModelArch, settings: TrainSettings, options: CostOptions, terms: Terms, factors: Factors
-) -> CostRow | None:
-    """One configuration's job cost; None when its GPU has no TFLOPS figure."""
-    provider, offer_id = row["provider"], row["offer_id"]
+def _hardware(row: dict[str, Any], settings: TrainSettings, terms: Terms) -> Hardware | None:
+    """The time model's view of a configuration; None when its GPU has no TFLOPS figure."""
     gpu = terms.gpus.get(row["gpu_model"])
-    fabric = terms.fabric_gbps.get((provider, offer_id), terms.fabric_gbps_per_node.get(provider))
-    hw = hardware_for_row(row, gpu, settings.precision, fabric) if gpu else None
-    if hw is None:
-        return None
+    fabric = row["fabric_gbps"] if row["fabric_gbps"] is not None else terms.fabric_gbps_per_node.get(row["provider"])
+    return hardware_for_row(row, gpu, settings.precision, fabric) if gpu else None
+
+
+@dataclass(frozen=True)
+class HardwareTime:
+    """How long the job runs on one hardware: the same for every offer of it."""
+
+    provider: str
+    hardware: Hardware
+    throughput: Throughput
+    train_h: float
+    fixed_h: dict[str, float]
+    job: JobSpec
+
+
+def hardware_time(hw: Hardware, arch: ModelArch, settings: TrainSettings, options: CostOptions, factors: Factors,
+                  spot: bool, provider: str = "") -> HardwareTime:  # fmt: skip
     run_settings = replace(settings, gpus=hw.gpus)
     shape = model_shape(arch, run_settings)
     tp = throughput(shape, run_settings, hw, factors)
     sizes = job_sizes(shape, settings, options.tokens, options.dataset_gb)
-    training_tokens = options.tokens * options.epochs
-    train_h = training_tokens / tp.tokens_per_s / 3600
+    train_h = options.tokens * options.epochs / tp.tokens_per_s / 3600
     flops = flops_per_token(shape, run_settings)
     eval_s_per_token = flops["forward"] / sum(flops.values()) / tp.tokens_per_s  # forward only, same rate
-    fixed = fixed_overheads_h(sizes, options, train_h, eval_s_per_token, row["market"] == "spot")
+    fixed = fixed_overheads_h(sizes, options, train_h, eval_s_per_token, spot)
     job = JobSpec(
         hours=train_h + sum(fixed.values()), storage_gb=sizes.storage_gb, checkpoint_gb=sizes.checkpoint_gb,
         egress_gb=sizes.result_gb, retention_h=options.retention_h, checkpoint_every_h=options.checkpoint_every_h,
         restart_h=options.restart_h, checkpoint_write_gbps=options.checkpoint_write_gbps,
     )  # fmt: skip
+    return HardwareTime(provider, hw, tp, train_h, fixed, job)
+
+
+def _price(row: dict[str, Any], timed: HardwareTime, options: CostOptions, terms: Terms, factors: Factors) -> CostRow:
+    """One configuration's job cost, with the breakdown its explanation is rendered from."""
+    provider, offer_id = row["provider"], row["offer_id"]
+    hw, tp, train_h = timed.hardware, timed.throughput, timed.train_h
     risk = spot_risk(row, terms) if row["market"] == "spot" else None
-    # The throughput's likely range (measured/estimated, LOSO) scales the training hours and the time-billed parts.
     # A host's own storage and bandwidth prices (marketplaces) come before the provider's terms.
     egress = offer_egress(row) or (tiers_from_rows(terms.egress[provider]) if provider in terms.egress else None)
     storage = offer_storage(row) or terms.storage.get(provider, [])
     offer = PricedOffer(float(row["usd_per_hour_total"]), int(row["nodes"]), row["market"])
-    cost = job_cost(job, offer, terms.billing.get(provider), storage, egress, risk)
+    cost = job_cost(timed.job, offer, terms.billing.get(provider), storage, egress, risk)
+    # The throughput's likely range (measured/estimated, LOSO) scales the training hours and the time-billed parts.
     low, high = factors.error_band
     time_scale = (1 / high, 1 / low)  # hours scale as the inverse of throughput
     hours_range = tuple(cost.hours - train_h + train_h * k for k in time_scale)
     total_range = tuple(cost.total_usd + (cost.compute_usd + cost.spot_overhead_usd) * (k - 1) * train_h / cost.hours for k in time_scale)
-    head = (
-        f"{provider} {offer_id}: {hw.gpus} x {hw.gpu_model} ({row['nodes']} node(s), {row['market']})",
-        f"throughput: {tp.tokens_per_s:,.0f} tokens/s ({tp.flops_per_token / 1e9:.1f} GFLOP/token, utilization "
-        f"{tp.utilization:.2f} of {hw.peak_tflops:g} TFLOPS, scaling efficiency {tp.scaling_efficiency:.2f})",
-        f"time: {training_tokens:,.0f} tokens / {tp.tokens_per_s:,.0f} tokens/s = {train_h:.3f} h"
-        + "".join(f" + {name} {h:.3f} h" for name, h in fixed.items()) + f" = {job.hours:.3f} h",
-        *(f"  assumed: {a}" for a in tp.assumptions),
-    )
-    cost_row = CostRow(
+    breakdown = Breakdown(hw, tp, options.tokens * options.epochs, train_h, timed.fixed_h, cost, factors.error_band)
+    return CostRow(
         provider=provider, offer_id=offer_id, instance_type=row["instance_type"], region=row["region"],
         gpu_model=row["gpu_model"], gpus=hw.gpus, nodes=int(row["nodes"]), market=row["market"],
         usd_per_hour=offer.usd_per_hour, tokens_per_s=tp.tokens_per_s, hours=cost.hours, compute_usd=cost.compute_usd,
@@ -253,36 +366,9 @@ def _price(
         total_usd=cost.total_usd, availability=row["availability"], unknown=cost.unknown,
         interruption_basis=risk.basis if risk else None, interruption_label=risk.label if risk else None,
         expected_interruptions=cost.expected_interruptions if risk else None, assumptions=tp.assumptions,
-        tokens_per_s_per_gpu=tp.tokens_per_s_per_gpu, utilization=tp.utilization, fixed_hours=sum(fixed.values()),
-        hours_range=hours_range, total_range=total_range,
-        lines=head + cost.lines + (f"likely range (LOSO error band x{low:.2f}..x{high:.2f} on throughput): "
-                                   f"{hours_range[0]:.2f}-{hours_range[1]:.2f} h, ${total_range[0]:.2f}-${total_range[1]:.2f}",),
+        tokens_per_s_per_gpu=tp.tokens_per_s_per_gpu, utilization=tp.utilization, fixed_hours=sum(timed.fixed_h.values()),
+        hours_range=hours_range, total_range=total_range, breakdown=breakdown,  # type: ignore[arg-type]
     )  # fmt: skip
-    return cost_row
-
-
-def defaults(options: CostOptions, sizes: JobSizes) -> list[str]:
-    dataset = (
-        f"dataset {sizes.dataset_gb:.2f} GB (--dataset-gb)" if options.dataset_gb is not None
-        else f"dataset {sizes.dataset_gb:.2f} GB: {BYTES_PER_TOKEN_OF_TEXT:g} bytes of text per token (set --dataset-gb)"
-    )  # fmt: skip
-    return [
-        f"training tokens {options.tokens:,.0f} x {options.epochs:g} epoch(s)",
-        dataset,
-        f"stored: dataset + base weights {sizes.base_weights_gb:.2f} GB + {CHECKPOINTS_KEPT} checkpoints of {sizes.checkpoint_gb:.3f} GB",
-        f"downloaded at the end: {sizes.result_gb:.3f} GB of trained weights (bf16)",
-        f"storage kept for the run + {options.retention_h:g} h retention (--retention), on the provider's cheapest storage that survives a stop",
-        "egress: the provider's monthly free allowance is assumed unused by other traffic",
-        "a term a provider does not publish is left out of its total and named (storage ?, egress ?)",
-        f"spot: checkpoint every {options.checkpoint_every_h:g} h (--checkpoint-every), {options.restart_h * 60:g} min to restart,"
-        f" checkpoints written at {options.checkpoint_write_gbps:g} GB/s",
-        f"spot rates where none is published: {spot_defaults()['default']['basis']} ({spot_defaults()['default']['interruptions_per_hour']}/h)",
-        f"links without a catalog figure: PCIe {PCIE_GBPS:g} GB/s, fabric {DEFAULT_FABRIC_GBITPS:g} Gbit/s per node",
-        f"wall-clock adds reading the base weights at {options.load_gbps:g} GB/s, a checkpoint save every"
-        f" {options.checkpoint_every_h:g} h and {options.eval_tokens:,.0f} evaluation tokens",
-        "hours and totals are shown as a likely range: the time model's leave-one-source-out error band"
-        " (bench/cost_calibration.py); rows whose ranges overlap are near-ties (~)",
-    ]
 
 
 def save_job_costs(
@@ -296,7 +382,7 @@ def save_job_costs(
     try:
         for rank, row in enumerate(result.rows, start=1):
             new = ("tokens_per_s_per_gpu", "utilization", "hours_range", "total_range", "near_tie", "fixed_hours")
-            values = {k: v for k, v in row.__dict__.items() if k not in ("lines", "interruption_label", "assumptions", *new)}
+            values = {k: v for k, v in row.__dict__.items() if k not in ("breakdown", "interruption_label", "assumptions", *new)}
             values["unknown"] = list(row.unknown)
             con.execute(sql, {**values, "run_at": run_at, "model": arch.name, "method": settings.method,
                               "training_tokens": result.training_tokens, "rank": rank, "options": recorded})  # fmt: skip

@@ -95,7 +95,7 @@ def test_explain_prints_the_arithmetic_of_one_offer(cost_db):
 
 
 def test_sql_view_shows_the_same_numbers(cost_db):
-    rows = cost_json(cost_db, *QLORA_8B, "--both", "--top", "10")
+    rows = cost_json(cost_db, *QLORA_8B, "--both", "--top", "10", "--save")
     with db.connect(cost_db, read_only=True) as con:
         sql = con.execute(
             "SELECT provider, offer_id, total_usd, compute_usd + coalesce(storage_usd, 0) + coalesce(egress_usd, 0)"
