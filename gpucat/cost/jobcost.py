@@ -130,7 +130,7 @@ class JobCost:
     unknown: tuple[str, ...] = ()  # terms the provider does not publish; the total leaves them out
     # The breakdown behind the figures above:
     job: JobSpec | None = None
-    offer: Offer | None = None
+    offer: PricedOffer | None = None
     billing: BillingTerms | None = None
     base_billed_s: float = 0.0  # the run without spot losses, rounded to the billing increment
     total_billed_s: float = 0.0  # with the losses and the restarted sessions' rounding
