@@ -1,7 +1,8 @@
 """The built wheel, installed as a user installs it: one top-level package, the demo inside, and
 answers from an empty directory beside PyPI's `schemas`, `flows` and `scrapers` distributions.
 
-The wheel is built with `uv build --wheel` and installed with `uv pip` into a fresh virtual
+The wheel is built as `uv build` builds it (an sdist, then the wheel from the sdist) and
+installed with `uv pip` into a fresh virtual
 environment with no extras (the base install). The install needs the package registry; only
 when the registry cannot be reached is the test skipped, with that reason.
 """
@@ -43,9 +44,10 @@ def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
-    done = run([uv(), "build", "--wheel", "--out-dir", str(out), str(ROOT)])
+    done = run([uv(), "build", "--out-dir", str(out), str(ROOT)])
     assert done.returncode == 0, done.stderr[-2000:]
     [built] = out.glob("*.whl")
+    assert len(list(out.glob("*.tar.gz"))) == 1
     return built
 
 
@@ -74,6 +76,17 @@ def test_the_wheel_holds_one_top_level_package_and_its_dist_info(wheel):
     with zipfile.ZipFile(wheel) as archive:
         tops = {name.split("/", 1)[0] for name in archive.namelist()}
     assert tops == {"gpucat", f"gpucat-{version}.dist-info"}
+
+
+def test_the_wheel_holds_every_floor_under_gpucat(wheel):
+    """Each file of the floors' folders is in the wheel under gpucat/ (the links followed)."""
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    for folder in ("schemas", "scrapers", "warehouse", "flows"):
+        tracked = run(["git", "ls-files", folder], cwd=ROOT)  # what the repository holds, not stray local files
+        files = tracked.stdout.split()
+        assert tracked.returncode == 0 and files
+        assert [f for f in files if f"gpucat/{f}" not in names] == []
 
 
 def test_the_wheel_bundles_the_sample_capture_byte_for_byte(wheel):
