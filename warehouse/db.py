@@ -81,7 +81,10 @@ def _connect_file(target: Path, read_only: bool, wait_s: float | None) -> duckdb
     if read_only:
         _wait_for_writer(target, deadline)
     elif str(target) != ":memory:":
-        target.parent.mkdir(parents=True, exist_ok=True)  # the default lives in a data folder a first refresh makes
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)  # the default lives in a data folder a first refresh makes
+        except OSError as exc:
+            raise GpucatError(f"cannot make the database's folder {target.parent}: {exc.strerror or exc}") from None
     con = _open(target, read_only, deadline, wait_s)
     con.execute("SET TimeZone = 'UTC'")
     try:

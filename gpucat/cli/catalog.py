@@ -15,7 +15,7 @@ import typer
 
 from gpucat.cli import app
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
-from gpucat.cli._common import DbOption, JsonOption, clock_now, echo_json, fail, finite, handle_errors, open_catalog, split_list
+from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, finite, handle_errors, open_catalog, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from gpucat.schemas.errors import UserInputError
 
