@@ -32,9 +32,10 @@ import json, sys, tempfile, time
 from pathlib import Path
 from gpucat import pipeline
 from gpucat.scrapers import get_source
+from gpucat.schemas.settings import Settings
 started = time.perf_counter()
 with tempfile.TemporaryDirectory(prefix="gpucat-bench-") as work:
-    options = pipeline.FetchOptions(workdir=Path(work), replay_dir=Path(sys.argv[1]))
+    options = pipeline.FetchOptions(workdir=Path(work), replay_dir=Path(sys.argv[1]), settings=Settings.from_env())
     source = get_source("aws-pricelist")
     try:
         items = pipeline.parse_source(source, pipeline.fetch_source(source, options))

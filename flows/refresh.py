@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+from dataclasses import replace
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,7 @@ from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 
 from gpucat import pipeline
+from gpucat.schemas.settings import Settings
 from gpucat.scrapers import get_source, select_sources
 from gpucat.warehouse import db
 from gpucat.warehouse import runs as runs_log
@@ -58,9 +60,9 @@ def record_failure_task(writer: db.Writer, run: RunRecord, error: BaseException)
 
 
 @task(name="load-reference", cache_policy=NO_CACHE)
-def load_reference_task(writer: db.Writer) -> dict[str, int]:
+def load_reference_task(writer: db.Writer, schedules: Path | None = None) -> dict[str, int]:
     with writer.open() as con:
-        return pipeline.load_reference(con)
+        return pipeline.load_reference(con, schedules)
 
 
 @task(name="exchange-rates", cache_policy=NO_CACHE)
@@ -87,13 +89,14 @@ def refresh(
     rates_first: bool = False,
     schedule_group: str | list[str] | None = None,
     coalesce_groups: list[str] | None = None,
+    schedules: str | None = None,
 ) -> State:
     """Refresh the catalog from every selected source into the DuckDB file.
 
     providers: providers or source names to refresh (default: every registered source).
     replay_dir: a capture directory to replay instead of the network (e.g. the repo's fixtures).
     record_dir: a directory to keep every fetched response in, as a capture.
-    db_path: the DuckDB file (default: $GPUCAT_DB, else gpucat.duckdb in the run's working directory).
+    db_path: the DuckDB file (default: $GPUCAT_WAREHOUSE, $GPUCAT_DB, else gpucat.duckdb in the user data directory).
     rates_first: when the warehouse has no exchange rates yet, refresh the rates sources too
         (scheduled groups set it, so a group's first run can convert non-USD prices).
     schedule_group: refresh the sources of this group (or these groups) of the schedules file
@@ -101,16 +104,23 @@ def refresh(
     coalesce_groups: groups whose sources join this run when they are due (no run of them
         within their interval): gpucat serve sets it, so a tick cancelled while another
         group's run held the database is made up by the next run, not lost.
+    schedules: the schedules file (default: $GPUCAT_SCHEDULES, else the one shipped with gpucat);
+        `gpucat serve --config FILE` sets it.
     """
-    writer = db.Writer(db_path)
+    settings = Settings.from_env()  # the flow run's edge: gpucat's settings are read here, once
+    if schedules:
+        settings = replace(settings, schedules=Path(schedules))
+    writer = db.Writer(db.db_path(db_path, settings))
     where = writer.path if writer.path is not None else db_path
     label = database_label(where)
     try:
         if schedule_group is not None:
-            providers = _group_sources(writer, [schedule_group] if isinstance(schedule_group, str) else schedule_group, coalesce_groups or [])
+            providers = _group_sources(
+                writer, [schedule_group] if isinstance(schedule_group, str) else schedule_group, coalesce_groups or [], settings.schedules
+            )
         sources = select_sources(providers)
         print(f"refreshing {len(sources)} sources into {where}")
-        load_reference_task(writer)
+        load_reference_task(writer, settings.schedules)
         if rates_first:
             sources = pipeline.with_prerequisites(sources, exchange_rates_task(writer))
         with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
@@ -118,6 +128,7 @@ def refresh(
                 workdir=Path(workdir),
                 replay_dir=Path(replay_dir) if replay_dir else None,
                 record_dir=Path(record_dir) if record_dir else None,
+                settings=settings,
             )
             flow_run_id = str(flow_run.id) if flow_run.id else None
             started = {source.name: pipeline.new_run(source, flow_run_id, options.replay_dir) for source in sources}
@@ -162,11 +173,11 @@ def record_start(writer: db.Writer, started: Iterable[RunRecord]) -> None:
         runs_log.start_runs(con, started)
 
 
-def _group_sources(writer: db.Writer, names: list[str], coalesce: list[str]) -> list[str]:
+def _group_sources(writer: db.Writer, names: list[str], coalesce: list[str], schedules: Path | None = None) -> list[str]:
     """The named groups' sources, then those of the `coalesce` groups that are due."""
     from gpucat.schedules import due_groups, load_groups, select_groups
 
-    groups = load_groups()
+    groups = load_groups(schedules)
     chosen = select_groups(groups, names)
     if coalesce:
         with writer.open() as con:

@@ -9,6 +9,7 @@ Importing it needs prefect-dask (gpucat[dask]).
 from __future__ import annotations
 
 from gpucat.flows.refresh import refresh as _refresh
-from gpucat.flows.runners import runner_from_env
+from gpucat.flows.runners import runner_for
+from gpucat.schemas.settings import Settings
 
-refresh = _refresh.with_options(task_runner=runner_from_env())
+refresh = _refresh.with_options(task_runner=runner_for(Settings.from_env()))  # this entrypoint is the run's edge

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from gpucat.schemas.errors import UserInputError
+from gpucat.schemas.settings import Settings
 
 ADDRESS_ENV = "GPUCAT_DASK_ADDRESS"
 WORKERS_ENV = "GPUCAT_DASK_WORKERS"
@@ -70,14 +71,10 @@ def local_cluster_kwargs(workers: int, *, processes: bool = True) -> dict[str, A
     }
 
 
-def runner_from_env(env: dict[str, str] | os._Environ[str] = os.environ) -> Any:
-    """The task runner a deployment's run uses: $GPUCAT_DASK_ADDRESS, else a local cluster."""
-    workers = env.get(WORKERS_ENV)
-    try:
-        count = int(workers) if workers else None
-    except ValueError:
-        raise UserInputError(f"{WORKERS_ENV} must be a whole number of workers, got {workers!r}") from None
-    return dask_task_runner(env.get(ADDRESS_ENV) or None, count)
+def runner_for(settings: Settings) -> Any:
+    """The task runner a deployment's run uses: $GPUCAT_DASK_ADDRESS, else a local cluster
+    ($GPUCAT_DASK_WORKERS workers), as the run's settings say."""
+    return dask_task_runner(settings.dask_address, settings.dask_workers)
 
 
 @contextmanager

@@ -19,15 +19,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpucat.schedules import Group, config_path, load_groups, select_groups
+from gpucat.schedules import Group, load_groups, select_groups
 from gpucat.schemas.errors import UserInputError
+from gpucat.schemas.settings import Settings
 
 
 # Refreshes of one database at once: one. A tick that finds it running is cancelled, not queued.
 MAX_RUNNING_PER_DATABASE = 1
 
 
-def deployment_parameters(group: Group | list[Group], replay_dir: Path | None = None, db_path: Path | str | None = None) -> dict[str, object]:
+def deployment_parameters(
+    group: Group | list[Group], replay_dir: Path | None = None, db_path: Path | str | None = None, schedules_file: Path | None = None
+) -> dict[str, object]:
     """The flow parameters of a group's runs (or of several groups' runs together); paths
     absolute so runs do not depend on a cwd.
 
@@ -39,7 +42,7 @@ def deployment_parameters(group: Group | list[Group], replay_dir: Path | None = 
         # A DuckLake URL (a str: see cli/_common.warehouse_target) names no local path.
         "db_path": (db_path if isinstance(db_path, str) else str(db_path.resolve())) if db_path else None,
         "rates_first": True,
-    }
+    } | ({"schedules": str(schedules_file.resolve())} if schedules_file else {})
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,8 @@ DASK_ENTRYPOINT = "gpucat.flows.refresh_dask.refresh"
 
 
 def deployment(
-    groups: list[Group], db_path: Path | str, *, every: float | None = None, replay_dir: Path | None = None, dask: bool = False
+    groups: list[Group], db_path: Path | str, *, every: float | None = None, replay_dir: Path | None = None, dask: bool = False,
+    schedules_file: Path | None = None,
 ):
     """The database's runner deployment: a cron schedule per group (the group as its run's
     parameter), or one schedule every `every` seconds for all groups at once; at most
@@ -75,13 +79,13 @@ def deployment(
     label = database_label(db_path)
     served = [g.name for g in groups]
     if every:
-        schedules = [Interval(every, parameters=deployment_parameters(groups, replay_dir, db_path))]
+        schedules = [Interval(every, parameters=deployment_parameters(groups, replay_dir, db_path, schedules_file))]
     else:  # each group's run may take in the other served groups' due sources (coalesce_groups)
-        schedules = [Cron(g.cron, "UTC", parameters=deployment_parameters(g, replay_dir, db_path) | {"coalesce_groups": served}) for g in groups]
+        schedules = [Cron(g.cron, "UTC", parameters=deployment_parameters(g, replay_dir, db_path, schedules_file) | {"coalesce_groups": served}) for g in groups]
     made = refresh.to_deployment(
         name=label,
         description=f"gpucat refresh of {db_path}: schedule groups {', '.join(served)}",
-        parameters=deployment_parameters(groups, replay_dir, db_path),
+        parameters=deployment_parameters(groups, replay_dir, db_path, schedules_file),
         tags=["gpucat", f"db:{label}", *(f"schedule:{name}" for name in served)],
         entrypoint_type=EntrypointType.MODULE_PATH,
         schedules=schedules,
@@ -107,8 +111,13 @@ def serve(
     groups: list[str] | None = None,
     limit: int | None = None,
     dask: DaskCluster | None = None,
+    settings: Settings | None = None,
 ) -> None:
-    """Register every group's deployment on the Prefect API and run their runs until interrupted."""
+    """Register every group's deployment on the Prefect API and run their runs until interrupted.
+
+    `settings` are the caller's (`gpucat serve` reads them as it starts; default: this process's
+    environment): the schedules file and the default database are resolved from them here, once,
+    and handed to the runs as parameters."""
     from prefect import serve as prefect_serve
 
     if not api_url():
@@ -117,20 +126,24 @@ def serve(
         )
     if every is not None and every <= 0:
         raise UserInputError(f"--every must be a positive number of seconds, got {every:g}")
-    chosen = select_groups(load_groups(config), groups)
-    # Runs are subprocesses of this one: they read the same schedules file (freshness budgets).
-    os.environ["GPUCAT_SCHEDULES"] = str(config_path(config).resolve())
+    settings = settings or Settings.from_env()
+    schedules_file = config or settings.schedules  # runs get it as a parameter (their freshness budgets)
+    chosen = select_groups(load_groups(schedules_file), groups)
     if dask is not None:
         from gpucat.flows.runners import dask_task_runner
 
         dask_task_runner(dask.address, dask.workers)  # prefect-dask installed, sizes valid: fail now, not per run
+        # The Dask entrypoint picks its cluster as it is imported, before any parameter: runs are this
+        # process's children and read it from the environment they inherit.
         os.environ.update(dask.environ())
     from gpucat.warehouse.db import db_path as resolve_db_path
 
     # The default database is resolved here, once: its identity names the deployment.
-    target = resolve_db_path(db_path)
+    target = resolve_db_path(db_path, settings)
     target = target if isinstance(target, str) else target.resolve()
-    prefect_serve(deployment(chosen, target, every=every, replay_dir=replay_dir, dask=dask is not None), limit=limit)
+    made = deployment(chosen, target, every=every, replay_dir=replay_dir, dask=dask is not None,
+                      schedules_file=Path(schedules_file) if schedules_file else None)
+    prefect_serve(made, limit=limit)
 
 
 def main() -> None:

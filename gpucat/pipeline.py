@@ -12,7 +12,7 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,6 +36,7 @@ from gpucat.scrapers.base import Source, parse_pages
 from gpucat.scrapers.capture import CaptureWriter, ReplayTransport, find_entry
 from gpucat.scrapers.conditional import SourceUnchanged, Validators
 from gpucat.schemas.redact import redact, redact_value
+from gpucat.schemas.settings import Settings
 from gpucat.scrapers.http import Fetcher, make_client
 from gpucat.scrapers.normalize import NO_RATES, ExchangeRates, normalize
 from gpucat.warehouse import db, validators
@@ -66,6 +67,7 @@ class FetchOptions:
     workdir: Path
     replay_dir: Path | None = None
     record_dir: Path | None = None
+    settings: Settings = field(default_factory=Settings)  # read by the runner at its start (retries, AWS regions)
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,8 @@ def fetch_source_since(
     with make_client(source, transport) as client:
         # A replay needs no key: the captured responses already hold what the key bought.
         fetcher = Fetcher(
-            source, client, workdir=options.workdir, capture=capture, env=env, require_api_key=transport is None, previous=previous
+            source, client, workdir=options.workdir, capture=capture, env=env, require_api_key=transport is None, previous=previous,
+            settings=options.settings,
         )
         pages = list(source.fetch(fetcher))
         return pages, fetcher.validators
@@ -439,7 +442,7 @@ def refresh_sources(
     writer = db.Writer.of(warehouse)
     started = {source.name: new_run(source, replay_dir=options.replay_dir) for source in sources}
     with writer.open() as con:
-        load_reference(con)
+        load_reference(con, options.settings.schedules)
         with db.transaction(con):  # a refresh killed from here on leaves `running` rows the next one marks
             runs_log.interrupt_dead_runs(con, datetime.now(UTC))
             runs_log.start_runs(con, started.values())
@@ -482,12 +485,15 @@ def _gather(pending: set[Future[Prepared]]) -> tuple[set[Future[Prepared]], set[
     return done, pending
 
 
-def refresh_catalog(db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None) -> list[RunRecord]:
+def refresh_catalog(
+    db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None,
+    settings: Settings | None = None,
+) -> list[RunRecord]:
     """A whole refresh in this process; the warehouse is open only while each source loads."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
-        options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir)
+        options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir, settings=settings or Settings())
         return refresh_sources(db.Writer(db_file), sources, options)
 
 
@@ -537,9 +543,9 @@ def pages_from_files(paths: Sequence[Path]) -> list[Page]:
     return pages
 
 
-def load_reference(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+def load_reference(con: duckdb.DuckDBPyConnection, schedules: Path | None = None) -> dict[str, int]:
     """Validate every reference CSV against its model, then replace the tables (and the sources'
     freshness budgets) in one transaction."""
     frames = {table: model.validate(pl.read_csv(path, infer_schema_length=None)) for table, (path, model) in REFERENCE_TABLES.items()}
-    frames["source_schedules"] = schedules_frame()  # freshness budgets, from the schedules file
+    frames["source_schedules"] = schedules_frame(schedules)  # freshness budgets, from the schedules file
     return db.load_reference(con, frames)

@@ -8,7 +8,6 @@ Sources are grouped by rules in the file (names or the tables they fill), never 
 
 from __future__ import annotations
 
-import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,8 +43,9 @@ class Group:
 
 
 def config_path(explicit: str | Path | None = None) -> Path:
-    """`--config` wins, then $GPUCAT_SCHEDULES, then the file shipped with gpucat."""
-    return Path(explicit or os.environ.get("GPUCAT_SCHEDULES") or SCHEDULES_TOML)
+    """The schedules file given (`--config`, else the edge's `Settings.schedules`: $GPUCAT_SCHEDULES),
+    else the file shipped with gpucat."""
+    return Path(explicit or SCHEDULES_TOML)
 
 
 def load_groups(path: str | Path | None = None, sources: Mapping[str, Source] | None = None) -> list[Group]:

@@ -149,9 +149,11 @@ def split_ranges(body: IO[bytes], start: int, size: int, parts: int) -> list[tup
 
 def processes_for(size: int) -> int:
     """How many processes to scan `size` bytes with: `GPUCAT_PARSE_PROCESSES`, else one per CPU that pays."""
-    explicit = os.environ.get("GPUCAT_PARSE_PROCESSES", "").strip()
-    if explicit.isdigit() and int(explicit) > 0:
-        return int(explicit)
+    from gpucat.schemas.settings import Settings  # here: the children run this file as a stdlib-only script
+
+    explicit = Settings.from_env().parse_processes  # a parse is handed no settings of its own
+    if explicit:
+        return explicit
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cpus, size // BYTES_PER_PROCESS, 8))
 

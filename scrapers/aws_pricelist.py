@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -50,14 +49,14 @@ _SIZE = re.compile(r"^\s*([\d.]+)\s*(GiB|GB|MiB|TiB)\b")
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
-    wanted = os.environ.get("GPUCAT_AWS_REGIONS", "").strip()
-    if wanted == "*":
+    wanted = fetcher.settings.aws_regions or ()
+    if wanted == ("*",):
         yield fetcher.get(ALL_REGIONS_URL)
         return
     index = fetcher.get(REGION_INDEX_URL)
     with index.open() as body:
         content = read_at_most(body, REGION_INDEX_MAX_BYTES, "AWS region index")
-    urls = region_file_urls(content, {r.strip() for r in wanted.split(",") if r.strip()})
+    urls = region_file_urls(content, set(wanted))
     # Each file URL names its version: the same list as the last good run means nothing changed.
     fetcher.version(" ".join(urls))
     for url in urls:

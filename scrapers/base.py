@@ -15,12 +15,14 @@ from typing import IO, Any, Protocol
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Page, ParseItem, Rejected, type_problems
+from gpucat.schemas.settings import Settings
 
 
 class Fetcher(Protocol):
     """What a source's `fetch` gets (implemented by `scrapers.http.Fetcher`): pages on disk, with retries."""
 
     api_key: str | None
+    settings: Settings  # gpucat's settings, as the edge read them (GPUCAT_AWS_REGIONS, ...)
 
     def get(self, url: str, *, params: Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None) -> Page: ...
 

@@ -37,6 +37,7 @@ from gpucat.schemas.errors import (
     TransientFetchError,
 )
 from gpucat.schemas.records import Page
+from gpucat.schemas.settings import Settings
 from gpucat.schemas.redact import redact, redact_bytes, redact_url, secret_patterns
 from gpucat.scrapers.base import Source
 from gpucat.scrapers.capture import CaptureWriter, body_hash
@@ -50,7 +51,7 @@ MAX_CONCURRENT_PER_HOST = 4
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Bounded in attempts and in total time; `GPUCAT_HTTP_*` variables override the defaults."""
+    """Bounded in attempts and in total time; `GPUCAT_HTTP_*` settings override the defaults."""
 
     max_attempts: int = 5
     backoff_base_s: float = 1.0
@@ -58,14 +59,8 @@ class RetryPolicy:
     max_total_s: float = 300.0
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ) -> RetryPolicy:
-        default = cls()
-        return cls(
-            max_attempts=int(env.get("GPUCAT_HTTP_MAX_ATTEMPTS", default.max_attempts)),
-            backoff_base_s=float(env.get("GPUCAT_HTTP_BACKOFF_BASE_S", default.backoff_base_s)),
-            backoff_max_s=float(env.get("GPUCAT_HTTP_BACKOFF_MAX_S", default.backoff_max_s)),
-            max_total_s=float(env.get("GPUCAT_HTTP_MAX_TOTAL_S", default.max_total_s)),
-        )
+    def of(cls, settings: Settings) -> RetryPolicy:
+        return cls(**settings.retry_overrides())
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Full jitter: uniform in [0, min(max, base * 2^attempt)]."""
@@ -196,12 +191,14 @@ class Fetcher:
         rng: random.Random | None = None,
         require_api_key: bool = True,
         previous: Validators | None = None,
+        settings: Settings | None = None,
     ):
         self.source = source
         self.client = client
         self.workdir = workdir
         self.capture = capture
-        self.policy = policy or RetryPolicy.from_env(env)
+        self.settings = settings or Settings()  # what sources may read (e.g. AWS regions); env holds API keys only
+        self.policy = policy or RetryPolicy.of(self.settings)
         self.sleep = sleep
         self.clock = clock
         self.rng = rng or random.Random()

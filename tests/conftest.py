@@ -19,12 +19,21 @@ def fixtures_dir() -> Path:
     return FIXTURES
 
 
+@pytest.fixture(scope="session")
+def _user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("user-dirs")
+
+
 @pytest.fixture(autouse=True)
-def _no_user_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never depend on the developer's shell: no DB path, region or retry overrides, no keys."""
+def _no_user_env(monkeypatch: pytest.MonkeyPatch, _user_dirs: Path) -> None:
+    """Tests never depend on the developer's shell: no DB path, region or retry overrides, no keys;
+    and they never write into the real user data directory (the default database's folder), nor
+    read a model config cached there: both point into the session's temp folder."""
     for name in list(os.environ):
         if name.startswith("GPUCAT_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(_user_dirs / "data"))
+    monkeypatch.setenv("LOCALAPPDATA", str(_user_dirs / "data"))
 
 
 def load_fixture_catalog(path: Path, replay_dir: Path = FIXTURES) -> Path:

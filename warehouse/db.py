@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from gpucat.schemas.errors import DatabaseBusy, DatabaseMissing, GpucatError
+from gpucat.schemas.settings import Settings
 from gpucat.warehouse import lake
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
 SQL = HERE / "sql"
-DEFAULT_DB = "gpucat.duckdb"
 # How long a reader waits for a load to finish, and a load for readers to close the file.
 READ_WAIT_S = 10.0
 WRITE_WAIT_S = 60.0
@@ -43,12 +43,14 @@ FIRST_BACKOFF_S = 0.02
 MAX_BACKOFF_S = 0.5
 
 
-def db_path(explicit: str | Path | None = None) -> Path | str:
-    """`--db`/`--warehouse` wins, then `GPUCAT_WAREHOUSE`, then `GPUCAT_DB`, then ./gpucat.duckdb.
+def db_path(explicit: str | Path | None = None, settings: Settings | None = None) -> Path | str:
+    """`--db`/`--warehouse` wins, then `GPUCAT_WAREHOUSE`, then `GPUCAT_DB`, then gpucat.duckdb in
+    the user's data directory (`Settings.db_target`; the edges pass theirs, library callers get the
+    environment's).
 
     A DuckLake URL (`ducklake:...`) stays a string; anything else is a DuckDB file's path.
     """
-    value = explicit or os.environ.get(lake.WAREHOUSE_ENV) or os.environ.get("GPUCAT_DB") or DEFAULT_DB
+    value = (settings or Settings.from_env()).db_target(explicit)
     return value if lake.is_lake(value) else Path(value)
 
 
@@ -78,6 +80,11 @@ def _connect_file(target: Path, read_only: bool, wait_s: float | None) -> duckdb
     deadline = time.monotonic() + wait_s
     if read_only:
         _wait_for_writer(target, deadline)
+    elif str(target) != ":memory:":
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)  # the default lives in a data folder a first refresh makes
+        except OSError as exc:
+            raise GpucatError(f"cannot make the database's folder {target.parent}: {exc.strerror or exc}") from None
     con = _open(target, read_only, deadline, wait_s)
     con.execute("SET TimeZone = 'UTC'")
     try:
@@ -103,7 +110,7 @@ def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
     """
     from gpucat.warehouse import lake_schema
 
-    con = lake.attach(url, read_only=read_only)
+    con = lake.attach(url, read_only=read_only, lake_data=Settings.from_env().lake_data)  # GPUCAT_LAKE_DATA: a new lake's files
     try:
         refuse_newer(con, f"the DuckLake warehouse {lake.describe(url)}")
         if read_only:
@@ -220,6 +227,7 @@ def _writer_gate(target: Path) -> Iterator[None]:
         yield
         return
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(writer_lock_path(target), os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:  # e.g. a read-only folder: the open below fails with its own clear line
         yield

@@ -31,7 +31,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from importlib import util as importlib_util
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from gpucat.schemas.errors import GpucatError
+from gpucat.schemas.settings import user_cache_dir
 
 PREFIX = "ducklake:"
 WAREHOUSE_ENV = "GPUCAT_WAREHOUSE"
@@ -107,12 +108,11 @@ def split_password(url: str) -> tuple[str, str | None]:
     return url, None
 
 
-def data_path(env: Mapping[str, str] = os.environ) -> str | None:
+def data_path(value: str | None) -> str | None:
     """Where new Parquet files go: $GPUCAT_LAKE_DATA, a folder made absolute, or an object-store URL.
 
     Only a new lake needs it: the lake records its data path, and later opens read it from there.
     """
-    value = env.get(DATA_ENV)
     if not value:
         return None
     if re.match(r"^[a-z][a-z0-9+.-]*://", value):
@@ -135,7 +135,8 @@ def extension_files(version: str = duckdb.__version__) -> dict[str, Path]:
             continue
         if path is None:
             wheel = package.replace("_", "-")
-            raise GpucatError(f"the DuckLake warehouse needs the {wheel} package built for DuckDB {version}; run `uv sync` (pyproject.toml pins them)")
+            raise GpucatError(f"the DuckLake warehouse needs the {wheel} package built for DuckDB {version}: install gpucat[team] "
+                              "(pip install 'gpucat[team]', which pins DuckDB 1.5.5 and its extension wheels)")
         found[name] = path if stem == name else _named_link(path, name)
     return found
 
@@ -152,7 +153,7 @@ def _named_link(target: Path, name: str) -> Path:
     """`<name>.duckdb_extension` in a cache folder: a link to `target`, or a copy where links are
     not allowed (Windows without the privilege); made once, then reused."""
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpucat" / "duckdb-extensions" / target.parent.name
+    base = user_cache_dir() / "duckdb-extensions" / target.parent.name
     for folder in (base, Path(tempfile.gettempdir()) / f"gpucat-duckdb-extensions-{uid}" / target.parent.name):
         link = folder / f"{name}.duckdb_extension"
         try:
@@ -177,7 +178,7 @@ def _named_link(target: Path, name: str) -> Path:
 # --- opening ------------------------------------------------------------------------------
 
 
-def attach(url: str, *, read_only: bool = False, env: Mapping[str, str] = os.environ) -> duckdb.DuckDBPyConnection:
+def attach(url: str, *, read_only: bool = False, lake_data: str | None = None) -> duckdb.DuckDBPyConnection:
     """A fresh in-memory DuckDB with the lake attached as `lake` and made the default catalog.
 
     The first ATTACH of a new lake creates DuckLake's own tables in PostgreSQL; writers that
@@ -185,7 +186,7 @@ def attach(url: str, *, read_only: bool = False, env: Mapping[str, str] = os.env
     """
     for attempt in range(RETRIES + 1):
         try:
-            return _attach(url, read_only, env)
+            return _attach(url, read_only, lake_data)
         except _CreatedConcurrently:
             if attempt == RETRIES:
                 raise GpucatError(f"cannot open the DuckLake warehouse {describe(url)}: other writers kept creating it") from None
@@ -197,7 +198,7 @@ class _CreatedConcurrently(Exception):
     """Another process created the lake's metadata tables while this one tried to."""
 
 
-def _attach(url: str, read_only: bool, env: Mapping[str, str]) -> duckdb.DuckDBPyConnection:
+def _attach(url: str, read_only: bool, lake_data: str | None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(":memory:", config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         files = extension_files()
@@ -209,7 +210,7 @@ def _attach(url: str, read_only: bool, env: Mapping[str, str]) -> duckdb.DuckDBP
             # DuckLake's PostgreSQL connection falls back to the default postgres secret.
             con.execute(f"CREATE TEMPORARY SECRET (TYPE postgres, PASSWORD '{_literal(password)}')")
         options = []
-        data = data_path(env)
+        data = data_path(lake_data)
         if data and not read_only and "://" in data and "httpfs" not in files:
             raise GpucatError(f"an object-store data path ({data}) needs DuckDB's httpfs extension: uv pip install duckdb-extension-httpfs=={duckdb.__version__}")
         if data and not read_only:

@@ -3,7 +3,7 @@
 Each takes the filters and training options of the command of the same name, as keyword
 arguments spelled like the options (`--min-gpu-memory` is `min_gpu_memory`, `--seq-len` is
 `seq_len`), opens the database by itself (`db=`, else `$GPUCAT_WAREHOUSE`, `$GPUCAT_DB`, else
-the command line's default) read-only on the clock of `$GPUCAT_NOW` when set, and calls the same
+the user data directory's gpucat.duckdb, as the commands) read-only on the clock of `$GPUCAT_NOW` when set, and calls the same
 library functions the command does. Rows come back typed (`OfferRow`, `FitRow`, `CostRow`), or as
 a polars DataFrame with `as_frame=True`. `fit` and `cost` take `format="sky"|"dstack"` to return
 the chosen configuration as a task spec instead (`gpucat.launch`).
@@ -14,22 +14,21 @@ them down. `gpucat/__init__.py` loads this module on first use, so `import gpuca
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpucat.cost.rank import CostRow
 from gpucat.memory import MemoryEstimate, TrainingRequest
 from gpucat.schemas.errors import UserInputError
+from gpucat.schemas.settings import Settings
 
 if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
-CLOCK_ENV = "GPUCAT_NOW"  # the clock read commands age data against (as in gpucat.cli._common)
 MARKETS = {None: None, "spot": "spot", "on_demand": "on_demand", "on-demand": "on_demand"}
 COST_MARKETS = {"on_demand": ("on_demand",), "on-demand": ("on_demand",), "spot": ("spot",), "both": ("on_demand", "spot")}
 TRAINING_FIELDS = tuple(f.name for f in fields(TrainingRequest))
@@ -282,20 +281,14 @@ def _training(options: dict[str, Any], *, default_sharding: str) -> tuple[Traini
 
 def clock() -> datetime | None:
     """`$GPUCAT_NOW` (ISO 8601, UTC unless it says) when set, else None: the database's now()."""
-    value = os.environ.get(CLOCK_ENV, "").strip()
-    if not value:
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        raise UserInputError(f"{CLOCK_ENV}={value!r} is not an ISO 8601 time, e.g. 2027-11-30T06:00:00Z") from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    return Settings.from_env().now
 
 
 def _open(db: str | Path | None) -> duckdb.DuckDBPyConnection:
-    from gpucat.warehouse.db import connect
+    from gpucat.warehouse.db import connect, db_path
 
-    return connect(db, read_only=True, now=clock())
+    settings = Settings.from_env()  # this call is the edge: gpucat's settings are read once, here
+    return connect(db_path(db, settings), read_only=True, now=settings.now)
 
 
 def _frame(rows: Sequence[Any], kind: type) -> pl.DataFrame:

@@ -72,6 +72,15 @@ def handle_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def require_extra(module: str, extra: str, what: str) -> None:
+    """One clear line when a command needs a package that only an extra installs (pyproject.toml)."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise GpucatError(f"{what} needs the {module} package: install gpucat[{extra}] "
+                          f"(pip install 'gpucat[{extra}]', or uv sync --extra {extra})")
+
+
 def echo_json(obj: Any) -> None:
     """Write one JSON document to stdout (dates as ISO strings)."""
     from gpucat.cli._render import strict_json
@@ -109,30 +118,38 @@ def warehouse_target(value: str) -> Path | str:
     return value if is_lake(value) else Path(value)
 
 
-CLOCK_ENV = "GPUCAT_NOW"
+# The sample capture shipped inside the package (a link to the repository's fixtures/ in a
+# checkout, the same files in the wheel): what `gpucat refresh --demo` replays.
+DEMO_CAPTURE = (Path(__file__).resolve().parent.parent / "fixtures").resolve()
 
 
-def clock_now() -> Any:
+def cli_settings() -> Any:
+    """gpucat's settings, read from the environment as a command starts (gpucat.schemas.settings)."""
+    from gpucat.schemas.settings import Settings
+
+    return Settings.from_env()
+
+
+def clock_now(settings: Any = None) -> Any:
     """The clock read commands age data against: `$GPUCAT_NOW` (ISO 8601, UTC unless it says) when
     set, e.g. to see what a catalog looks like a year on, else None (the database's now())."""
-    import os
-    from datetime import UTC, datetime
-
-    value = os.environ.get(CLOCK_ENV, "").strip()
-    if not value:
-        return None
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        raise fail(f"{CLOCK_ENV}={value!r} is not an ISO 8601 time, e.g. 2027-11-30T06:00:00Z") from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+    return (settings or cli_settings()).now
 
 
-def open_catalog(db: Any, *, read_only: bool = True) -> Any:
+def catalog_target(db: Any, settings: Any = None) -> Any:
+    """The database a command opens: --db, else $GPUCAT_WAREHOUSE, $GPUCAT_DB, else the user data
+    directory's gpucat.duckdb (a Path, or a ducklake: URL as typed)."""
+    from gpucat.warehouse.db import db_path
+
+    return db_path(db, settings or cli_settings())
+
+
+def open_catalog(db: Any, *, read_only: bool = True, settings: Any = None) -> Any:
     """The warehouse for a read command, on the clock of `clock_now`."""
     from gpucat.warehouse.db import connect
 
-    return connect(db, read_only=read_only, now=clock_now())
+    settings = settings or cli_settings()
+    return connect(catalog_target(db, settings), read_only=read_only, now=settings.now)
 
 
 # Options several commands take, defined once.
@@ -143,7 +160,7 @@ DbOption = Annotated[
         "--warehouse",
         parser=warehouse_target,
         metavar="PATH|URL",
-        help="DuckDB file or ducklake: URL (default: $GPUCAT_WAREHOUSE, $GPUCAT_DB).",
+        help="DuckDB file or ducklake: URL (default: $GPUCAT_DB, else the user data dir).",
         show_default=False,
     ),
 ]

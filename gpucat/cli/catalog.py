@@ -15,7 +15,7 @@ import typer
 
 from gpucat.cli._app import app
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
-from gpucat.cli._common import DbOption, JsonOption, clock_now, echo_json, fail, finite, handle_errors, open_catalog, split_list
+from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, finite, handle_errors, open_catalog, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from gpucat.schemas.errors import UserInputError
 
@@ -29,6 +29,9 @@ def refresh(
     replay: Annotated[
         Path | None, typer.Option("--replay", help="Serve responses from this capture directory instead of the network.")
     ] = None,
+    demo: Annotated[bool, typer.Option(
+        "--demo", help="Replay the sample capture shipped with gpucat (no network; works from any directory).",
+    )] = False,
     record: Annotated[Path | None, typer.Option("--record", help="Keep every response fetched in this capture directory.")] = None,
     db: DbOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show Prefect's logs.")] = False,
@@ -38,6 +41,9 @@ def refresh(
     dask_address: DaskAddressOption = None,
 ) -> None:
     """Scrape the providers (or replay a capture) into the DuckDB file.
+
+    --demo replays the sample capture that ships inside the package (in a checkout, the same
+    files as `--replay fixtures`), into the default database unless --db says otherwise.
 
     Without a Prefect API ($PREFECT_API_URL unset) the sources run concurrently in this process;
     with one, the refresh is a tracked Prefect flow run (same steps, same records). Exits 1 when
@@ -50,10 +56,16 @@ def refresh(
     """
     from gpucat import progress
     from gpucat.scrapers import select_sources
+    from gpucat.cli._common import DEMO_CAPTURE, catalog_target, cli_settings
     from gpucat.scrapers.capture import read_manifest
-    from gpucat.warehouse.db import db_path
 
     from gpucat.suggest import check_sources_or_providers
+
+    if demo and replay is not None:
+        raise UserInputError("--demo replays the bundled capture: leave out --replay, or --demo")
+    replay = DEMO_CAPTURE if demo else replay
+    settings = cli_settings()
+    target = catalog_target(db, settings)
 
     names = split_list(providers)
     if providers is not None and not names:  # `-p ""` names nothing: it must not mean every source
@@ -69,17 +81,21 @@ def refresh(
 
         task_runner = dask_task_runner(dask_address, dask_workers)
     tracked = bool(os.environ.get("PREFECT_API_URL")) or task_runner is not None
+    if tracked:
+        from gpucat.cli._common import require_extra
+
+        require_extra("prefect", "serve", "a tracked refresh (PREFECT_API_URL is set)")
     from gpucat.cli._progress import RefreshProgress
 
     with RefreshProgress([s.name for s in sources], quiet=as_json) as display:
         unsubscribe = progress.subscribe(display.update)
         try:
             if tracked:
-                state_name, message, summary = _refresh_as_flow_run(names, replay, record, db_path(db), verbose, task_runner)
+                state_name, message, summary = _refresh_as_flow_run(names, replay, record, target, verbose, task_runner)
             else:
                 from gpucat import pipeline
 
-                runs = pipeline.refresh_catalog(db_path(db), sources, replay_dir=replay, record_dir=record)
+                runs = pipeline.refresh_catalog(target, sources, replay_dir=replay, record_dir=record, settings=settings)
                 summary = [pipeline.summary_row(run) for run in runs]
                 ok, message = pipeline.refresh_outcome(summary)
                 state_name = "COMPLETED" if ok else "FAILED"
@@ -90,6 +106,7 @@ def refresh(
     else:
         columns = ["source", "status", "rows_fetched", "rows_valid", "rows_rejected", "rows_skipped", "duration_s", "error"]
         print_table(columns, [[row[c] for c in columns] for row in summary], title=f"refresh: {message}")
+        echo_wrapped(f"database: {_describe(target)}")
     if any(row["status"] == "failed" for row in summary):
         raise typer.Exit(1)
 
@@ -121,6 +138,16 @@ def _refresh_as_flow_run(
     if isinstance(summary, BaseException):
         raise fail(f"refresh did not complete: {summary}")
     return state.type.value, state.message or "", summary
+
+
+def _describe(target: Any) -> str:
+    """The database a command used, as the user can find it again: a file's absolute path, a lake
+    URL with any password left out."""
+    if isinstance(target, Path):
+        return str(target.resolve()) if str(target) != ":memory:" else str(target)
+    from gpucat.warehouse.lake import describe
+
+    return describe(target)
 
 
 def _quiet_prefect(verbose: bool) -> None:
@@ -175,10 +202,13 @@ def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOpti
     them, and flags provider terms (billing, storage, egress) last verified more than 180 days ago.
     """
     from gpucat import catalog, terms
+    from gpucat.cli._common import catalog_target, cli_settings
     from gpucat.freshness import data_age, source_freshness
 
-    with open_catalog(db) as con:
-        rows = catalog.status(con, clock_now())
+    settings = cli_settings()
+    target = catalog_target(db, settings)
+    with open_catalog(target, settings=settings) as con:
+        rows = catalog.status(con, settings.now)
         terms_age = terms.age_by_provider(con)
         freshness = source_freshness(con)
         ages = data_age(con)
@@ -187,8 +217,10 @@ def status(columns: ColumnsOption = None, db: DbOption = None, as_json: JsonOpti
         row.update(freshness.get(row["source"], {"stale_after_hours": None, "stale": None}))
         row.update(catalog.data_fields(ages.sources.get(row["source"])))
     if as_json:
+        typer.echo(f"note: database {_describe(target)}", err=True)
         echo_json(rows)
         return
+    echo_wrapped(f"database: {_describe(target)}")
     print_records(choose(STATUS_COLUMNS, STATUS_DEFAULT, columns), rows, title=ages.label())
     stale_data = [f"{r['source']} (budget {r['stale_after_hours']:g} h)" for r in rows if r.get("stale")]
     if stale_data:

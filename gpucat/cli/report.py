@@ -41,6 +41,9 @@ def report_command(  # type: ignore[no-untyped-def]
     adds where that fine-tuning job fits, ranked by hourly price, and with --tokens what the whole
     job costs on each configuration (as `gpucat cost` computes it), each as a chart and a table.
     """
+    from gpucat.cli._common import require_extra
+
+    require_extra("plotly", "report", "gpucat report")
     from gpucat import report
     from gpucat.freshness import data_age
 

@@ -9,7 +9,7 @@ import typer
 
 from gpucat.cli._app import app
 from gpucat.cli._common import handle_errors
-from gpucat.cli._common import DbOption, split_list
+from gpucat.cli._common import DbOption, cli_settings, split_list
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 
 
@@ -37,10 +37,13 @@ def serve(
     Needs $PREFECT_API_URL (start one with `prefect server start`). The deployment is named after
     the database, and each group of the schedules file (live-stock hourly, price-lists every 6 h,
     rates daily by default) is one of its schedules; at most one refresh of the database runs at
-    a time, and a tick that comes meanwhile is cancelled, not queued. Stop with Ctrl-C. Without --db, runs write gpucat.duckdb in
-    this command's working directory (or $GPUCAT_DB). With --dask or --dask-address, each run's
+    a time, and a tick that comes meanwhile is cancelled, not queued. Stop with Ctrl-C. Without --db, runs write
+    $GPUCAT_DB, else gpucat.duckdb in the user data directory. With --dask or --dask-address, each run's
     steps run on Dask workers (a temporary local cluster per run, or the scheduler given).
     """
+    from gpucat.cli._common import require_extra
+
+    require_extra("prefect", "serve", "gpucat serve")
     from gpucat.flows.serve import DaskCluster
     from gpucat.flows.serve import serve as serve_groups
     from gpucat.scrapers.capture import read_manifest
@@ -48,4 +51,5 @@ def serve(
     if replay is not None:
         read_manifest(replay)  # a missing or malformed capture directory is one clear line, now
     dask_cluster = DaskCluster(dask_address, dask_workers) if dask_chosen(dask, dask_workers, dask_address) else None
-    serve_groups(config, every=every, replay_dir=replay, db_path=db, groups=split_list(group), limit=limit, dask=dask_cluster)
+    serve_groups(config, every=every, replay_dir=replay, db_path=db, groups=split_list(group), limit=limit, dask=dask_cluster,
+                 settings=cli_settings())

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpucat.memory.archs import CONFIG, ModelArch, find_model_arch, find_variant_arch, nearest_model_names, param_counts
 from gpucat.schemas.errors import UnknownModel, UserInputError
+from gpucat.schemas.settings import Settings
 
 if TYPE_CHECKING:
     import httpx
@@ -270,15 +271,12 @@ def load_config_file(path: str | Path) -> ModelArch:
 
 def cache_dir() -> Path:
     """Where fetched config.json files are kept: $GPUCAT_CACHE_DIR, else the XDG cache dir."""
-    root = os.environ.get("GPUCAT_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "gpucat"
-    )
-    return Path(root) / "hf-configs"
+    return Settings.from_env().cache_root() / "hf-configs"
 
 
 def hub_offline() -> bool:
     """True when the user asked for no network (GPUCAT_OFFLINE or Hugging Face's HF_HUB_OFFLINE)."""
-    return any(os.environ.get(var, "").lower() in ("1", "true", "yes") for var in ("GPUCAT_OFFLINE", "HF_HUB_OFFLINE"))
+    return Settings.from_env().offline
 
 
 def _check_repo_id(repo_id: str) -> None:

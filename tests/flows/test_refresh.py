@@ -18,6 +18,7 @@ import pytest
 from gpucat import scrapers
 from gpucat.flows.refresh import refresh
 from gpucat import pipeline
+from gpucat.schemas.settings import Settings
 from gpucat.scrapers import all_sources
 from gpucat.scrapers.capture import MANIFEST, rehash
 from tests.conftest import FIXTURES
@@ -112,7 +113,8 @@ def refresh_in_process(db_path: Path, replay: Path, names: list[str]) -> dict[st
     con = db.connect(db_path)
     try:
         with tempfile.TemporaryDirectory() as work:
-            runs = pipeline.refresh_sources(con, [all_sources()[n] for n in names], pipeline.FetchOptions(workdir=Path(work), replay_dir=replay))
+            options = pipeline.FetchOptions(workdir=Path(work), replay_dir=replay, settings=Settings.from_env())  # the runner's edge
+            runs = pipeline.refresh_sources(con, [all_sources()[n] for n in names], options)
     finally:
         con.close()
     return {run.source: (run.status, run.error) for run in runs}

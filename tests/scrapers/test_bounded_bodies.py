@@ -15,6 +15,7 @@ import pytest
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Page
+from gpucat.schemas.settings import Settings
 from gpucat.scrapers import _linescan, aws_pricelist, aws_terms
 from gpucat.scrapers.base import read_at_most
 from tests.conftest import FIXTURES
@@ -150,6 +151,8 @@ def test_an_oversized_region_index_is_refused_before_it_is_parsed(tmp_path):
     path = sparse(tmp_path / "region_index.json", b'{"regions": {', 10**10)  # 10 GB declared, nothing on disk
 
     class OneIndex:
+        settings = Settings()
+
         def get(self, url: str) -> Page:
             assert url == aws_pricelist.REGION_INDEX_URL
             return Page(url=url, fetched_at=WHEN, path=path)
