@@ -164,10 +164,11 @@ def test_missing_required_key_skips_the_source(tmp_path, monkeypatch):
     keyed = replace(scrapers.get_source(name), api_key_env="GPUCAT_TEST_ONLY_API_KEY", api_key_required=True)
     monkeypatch.setitem(scrapers.all_sources(), name, keyed)
     path = tmp_path / "gpucat.duckdb"
+    pipeline.refresh_catalog(path, [scrapers.get_source("ecb-rates")], replay_dir=FIXTURES)  # rates: no prerequisite to fetch live
     state, summary = run_refresh(path, replay=None, providers=[name])
     assert state.is_completed()
-    assert summary[0]["status"] == "skipped"
-    assert table(path, "SELECT status, error FROM scrape_runs") == [("skipped", "missing API key: GPUCAT_TEST_ONLY_API_KEY is not set")]
+    assert [(row["source"], row["status"]) for row in summary] == [(name, "skipped")]
+    assert table(path, "SELECT status, error FROM scrape_runs WHERE source = $s", {"s": name}) == [("skipped", "missing API key: GPUCAT_TEST_ONLY_API_KEY is not set")]
 
 
 def test_cli_refresh_reports_json_and_exits_1_when_a_source_fails(tmp_path, monkeypatch):
@@ -225,13 +226,16 @@ def test_the_flow_records_its_runs_running_and_marks_a_dead_refresh_interrupted(
     seen: list[tuple] = []
     fetch = pipeline.fetch_source
 
-    def watching_fetch(source, options):
-        seen.extend(table(path, "SELECT source, status, runner FROM scrape_runs ORDER BY source"))
-        return fetch(source, options)
+    def watching_fetch(source, options, previous=None):
+        if source.name == name:
+            seen.extend(table(path, "SELECT source, status, runner FROM scrape_runs ORDER BY source"))
+        return fetch(source, options, previous)
 
     monkeypatch.setattr(pipeline, "fetch_source", watching_fetch)
     state, summary = run_refresh(path, providers=[name])
     assert state.is_completed()
-    assert seen == [("aws-spot", "interrupted", f"{socket.gethostname()}:999999999"), (name, "running", runs.this_runner())]
+    # On this new warehouse the rates come first (the prerequisite), loaded before the source fetches.
+    dead = ("aws-spot", "interrupted", f"{socket.gethostname()}:999999999")
+    assert seen == [dead, ("ecb-rates", "ok", None), (name, "running", runs.this_runner())]
     rows = table(path, "SELECT source, status, runner, error IS NOT NULL FROM scrape_runs ORDER BY source")
-    assert rows == [("aws-spot", "interrupted", f"{socket.gethostname()}:999999999", True), (name, "ok", None, False)]
+    assert rows == [(*dead, True), ("ecb-rates", "ok", None, False), (name, "ok", None, False)]
