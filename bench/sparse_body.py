@@ -38,7 +38,7 @@ with tempfile.TemporaryDirectory(prefix="gpucat-bench-") as work:
     options = pipeline.FetchOptions(workdir=Path(work), replay_dir=Path(sys.argv[1]), settings=Settings.from_env())
     source = get_source("aws-pricelist")
     try:
-        items = pipeline.parse_source(source, pipeline.fetch_source(source, options))
+        items = pipeline.parse_source(source, pipeline.fetch_source(source, options).pages)
         outcome = f"parsed, {len(items)} items"
     except Exception as exc:
         outcome = f"refused: {type(exc).__name__}: {str(exc)[:160]}"

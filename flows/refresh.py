@@ -1,9 +1,14 @@
-"""The `refresh` flow: per source, fetch -> parse -> validate -> load, sources concurrently.
+"""The `refresh` flow: `gpucat.pipeline.refresh_sources`, its steps run as Prefect tasks.
 
-Thin by design: every step is a function in `gpucat.pipeline`. HTTP retries happen per request
-inside the fetch step (a failed page is retried, not the whole walk); no task retries a parse
-or validation error. A failing source never stops the others; the flow ends Failed, naming
-the sources that failed, while the others' data is loaded.
+The flow does not wire the refresh itself: the one orchestrator does, and the flow hands it
+`TaskSteps`, which run each step as a task, coarse enough that tracking costs little beside
+the work: `start` (reference data, prerequisites, the runs' records), one `prepare` per source
+(fetch and parse, the warehouse closed; on a Dask task runner these run on workers), and one
+`load` per burst of ready sources (joint validation, then the loads in one opening of the
+warehouse). Nothing is persisted as a Prefect result: the warehouse is the record, and the run's
+artifact is its summary. HTTP retries happen per request inside the fetch; no task is retried.
+A failing source never stops the others; the flow ends Failed, naming the sources that failed,
+while the others' data is loaded.
 """
 
 from __future__ import annotations
@@ -11,8 +16,9 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import replace
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,55 +26,70 @@ from typing import Any
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
+from prefect.utilities.annotations import quote
 
 from gpucat import pipeline
 from gpucat.schemas.settings import Settings
 from gpucat.scrapers import get_source, select_sources
+from gpucat.scrapers.base import Source
+from gpucat.scrapers.conditional import FetchTokens
+from gpucat.scrapers.normalize import ExchangeRates
 from gpucat.warehouse import db
-from gpucat.warehouse import runs as runs_log
 from gpucat.warehouse.load import RunRecord
 
-
-@task(name="fetch", cache_policy=NO_CACHE)
-def fetch_task(source_name: str, options: pipeline.FetchOptions) -> list:
-    return pipeline.fetch_source(get_source(source_name), options)
-
-
-@task(name="parse", cache_policy=NO_CACHE)
-def parse_task(source_name: str, pages: list, rates: dict) -> list:
-    return pipeline.parse_source(get_source(source_name), pages, rates)
+# Tasks keep no result (nobody reads one back) and no cache. A load's inputs (the parsed rows)
+# are `quote`d, so Prefect does not walk every row looking for futures; a load runs in the flow's
+# process, where Prefect unwraps them.
+_TASK = {"cache_policy": NO_CACHE, "persist_result": False}
 
 
-@task(name="validate", cache_policy=NO_CACHE)
-def validate_task(source_name: str, items: list, pages: list) -> pipeline.SourceBatch:
-    return pipeline.validate_source(get_source(source_name), items, len(pages))
+@task(name="start", **_TASK)
+def start_task(writer: db.Writer, sources: Sequence[Source], options: pipeline.FetchOptions, prerequisites: bool, flow_run_id: str | None) -> pipeline.Started:
+    return pipeline.start_refresh(writer, sources, options, prerequisites, flow_run_id)
 
 
-# Only these tasks open the warehouse, each for one short transaction (`db.Writer`): readers
-# are locked out while a source loads, never while it fetches.
-@task(name="load", cache_policy=NO_CACHE)
-def load_task(writer: db.Writer, run: RunRecord, batch: pipeline.SourceBatch) -> RunRecord:
-    with writer.open() as con:
-        return pipeline.load_batches(con, run, batch)
+@task(name="prepare", task_run_name="prepare-{source_name}", **_TASK)
+def prepare_task(source_name: str, options: pipeline.FetchOptions, previous: FetchTokens | None, rates: ExchangeRates) -> pipeline.Outcome:
+    return pipeline.prepare_source(get_source(source_name), options, previous, rates)
 
 
-@task(name="record-failure", cache_policy=NO_CACHE)
-def record_failure_task(writer: db.Writer, run: RunRecord, error: BaseException) -> RunRecord:
-    return pipeline.record_outcome_in(writer, run, error)
+@task(name="load", **_TASK)
+def load_task(writer: db.Writer, ready: Sequence[pipeline.Prepared], fallbacks: Sequence[tuple[Source, RunRecord]], read_rates: bool) -> tuple:
+    return pipeline.load_prepared(writer, ready, fallbacks, read_rates=read_rates)
 
 
-@task(name="load-reference", cache_policy=NO_CACHE)
-def load_reference_task(writer: db.Writer, schedules: Path | None = None) -> dict[str, int]:
-    with writer.open() as con:
-        return pipeline.load_reference(con, schedules)
+class TaskSteps(pipeline.Steps):
+    """The orchestrator's steps as this flow's tasks, on the flow's task runner (threads, or Dask).
+
+    `start` and `load` run in the flow's process: the runs recorded `running` name the process
+    whose death leaves them, and the warehouse is written from one place. Preparations are
+    submitted to the task runner; the source travels by name, its outcome as plain data."""
+
+    def start(self, writer: db.Writer, sources: Sequence[Source], options: pipeline.FetchOptions, prerequisites: bool, flow_run_id: str | None) -> pipeline.Started:
+        return start_task(writer, sources, options, prerequisites, flow_run_id)
+
+    def prepare(self, source: Source, options: pipeline.FetchOptions, previous: FetchTokens | None, rates: ExchangeRates) -> Future[pipeline.Outcome]:
+        return _bridged(prepare_task.submit(source.name, options, previous, rates))
+
+    def load(self, writer: db.Writer, ready: Sequence[pipeline.Prepared], fallbacks: Sequence[tuple[Source, RunRecord]], read_rates: bool) -> tuple:
+        return load_task(writer, quote(ready), quote(fallbacks), read_rates)
 
 
-@task(name="exchange-rates", cache_policy=NO_CACHE)
-def exchange_rates_task(writer: db.Writer) -> dict:
-    with writer.open() as con:
-        return pipeline.exchange_rates(con)
+def _bridged(submitted: PrefectFuture[Any]) -> Future[Any]:
+    """A task runner's future as a `concurrent.futures.Future`, which the orchestrator gathers."""
+    out: Future[Any] = Future()
+
+    def settle(done: PrefectFuture[Any]) -> None:
+        try:
+            out.set_result(done.result())
+        except BaseException as exc:  # noqa: BLE001 - the orchestrator records it as the source's failure
+            out.set_exception(exc)
+
+    submitted.add_done_callback(settle)
+    return out
 
 
 def database_label(db_path: Path | str) -> str:
@@ -80,25 +101,23 @@ def database_label(db_path: Path | str) -> str:
     return f"{re.sub(r'[^a-z0-9]+', '-', stem.lower()).strip('-')[:32] or 'db'}-{hashlib.sha256(where.encode()).hexdigest()[:8]}"
 
 
-@flow(name="refresh", log_prints=True)
+@flow(name="refresh", log_prints=True, persist_result=False)
 def refresh(
     providers: list[str] | None = None,
     replay_dir: str | None = None,
     record_dir: str | None = None,
     db_path: str | None = None,
-    rates_first: bool = False,
     schedule_group: str | list[str] | None = None,
     coalesce_groups: list[str] | None = None,
     schedules: str | None = None,
 ) -> State:
     """Refresh the catalog from every selected source into the DuckDB file.
 
-    providers: providers or source names to refresh (default: every registered source).
+    providers: providers or source names to refresh (default: every registered source); the rate
+        sources join them while the warehouse holds no exchange rates (the refresh's prerequisites).
     replay_dir: a capture directory to replay instead of the network (e.g. the repo's fixtures).
     record_dir: a directory to keep every fetched response in, as a capture.
     db_path: the DuckDB file (default: $GPUCAT_WAREHOUSE, $GPUCAT_DB, else gpucat.duckdb in the user data directory).
-    rates_first: when the warehouse has no exchange rates yet, refresh the rates sources too
-        (scheduled groups set it, so a group's first run can convert non-USD prices).
     schedule_group: refresh the sources of this group (or these groups) of the schedules file
         (gpucat serve and prefect.yaml's deployments name their group), instead of `providers`.
     coalesce_groups: groups whose sources join this run when they are due (no run of them
@@ -120,9 +139,6 @@ def refresh(
             )
         sources = select_sources(providers)
         print(f"refreshing {len(sources)} sources into {where}")
-        load_reference_task(writer, settings.schedules)
-        if rates_first:
-            sources = pipeline.with_prerequisites(sources, exchange_rates_task(writer))
         with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
             options = pipeline.FetchOptions(
                 workdir=Path(workdir),
@@ -131,28 +147,11 @@ def refresh(
                 settings=settings,
             )
             flow_run_id = str(flow_run.id) if flow_run.id else None
-            started = {source.name: pipeline.new_run(source, flow_run_id, options.replay_dir) for source in sources}
-            record_start(writer, started.values())
-            runs = []
-            # Sources that feed normalization (exchange rates) load first; the rest then
-            # convert their prices with the rates loaded so far, this run's included.
-            for phase in pipeline.phases(sources):
-                rates = exchange_rates_task(writer)
-                chains = []
-                # A fallback runs only when its primary, earlier in this run or before it, was skipped or failed.
-                needless = pipeline.needless_fallbacks(writer, phase, {run.source: run for run in runs})
-                for source in phase:
-                    run = started[source.name]
-                    if source.name in needless:
-                        runs.append(record_failure_task(writer, run, needless[source.name]))
-                        continue
-                    pages = fetch_task.submit(source.name, options)
-                    items = parse_task.submit(source.name, pages, rates)
-                    batch = validate_task.submit(source.name, items, pages)
-                    loaded = load_task.submit(writer, run, batch)
-                    chains.append((run, [pages, items, batch, loaded]))
-                runs.extend(_settle(writer, run, futures) for run, futures in chains)
+            runs = pipeline.refresh_sources(writer, sources, options, steps=TaskSteps(), flow_run_id=flow_run_id)
         summary = [pipeline.summary_row(run) for run in runs]
+        for row in summary:  # into the run's logs, as redacted as the records
+            if row["status"] in ("failed", "quarantined"):
+                print(f"{row['source']} {row['status']}: {row['error']}")
         create_table_artifact(key=f"refresh-summary-{label}", table=summary, description=f"Sources refreshed by this run into {where}")
         with writer.open() as con:
             publish_price_artifacts(con, label, where)
@@ -162,15 +161,6 @@ def refresh(
     message = f"{message} into {where}"
     print(message)
     return Completed(message=message, data=summary) if ok else Failed(message=message, data=summary)
-
-
-def record_start(writer: db.Writer, started: Iterable[RunRecord]) -> None:
-    """Each source's run as `running` under this flow's process (as `pipeline.refresh_sources` does), after
-    marking `interrupted` the runs of refreshes that died. In the flow's own process, not a task: the runner
-    recorded is the process whose death leaves the rows, and its host is the one whose processes are checked."""
-    with writer.open() as con, db.transaction(con):
-        runs_log.interrupt_dead_runs(con, datetime.now(UTC))
-        runs_log.start_runs(con, started)
 
 
 def _group_sources(writer: db.Writer, names: list[str], coalesce: list[str], schedules: Path | None = None) -> list[str]:
@@ -197,11 +187,3 @@ def publish_price_artifacts(con: Any, label: str, where: Path | str) -> None:
     create_table_artifact(key=f"price-headline-{label}", table=rows, description=f"Cheapest on-demand and spot $/GPU-hour per GPU model in {where}")
     create_markdown_artifact(key=f"price-headline-chart-{label}", markdown=report.headline_markdown(rows),
                              description=f"Cheapest on-demand $/GPU-hour per GPU model in {where} (gpucat report draws the full charts)")
-
-
-def _settle(writer: db.Writer, run: RunRecord, futures: list) -> RunRecord:
-    futures[-1].wait()
-    failed = next((f for f in futures if f.state.is_failed()), None)
-    if failed is None:
-        return futures[-1].result()
-    return record_failure_task(writer, run, failed.state.result(raise_on_failure=False))

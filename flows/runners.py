@@ -1,22 +1,24 @@
-"""The refresh flow on a Dask cluster (prefect-dask): fetch, parse, validate and load fan out to workers.
+"""Where the refresh flow runs: Prefect's API, and optionally a Dask cluster (prefect-dask).
 
 Nothing in the flow changes: `refresh.with_options(task_runner=...)` gives the same flow a
-`DaskTaskRunner`, so every `.submit`ted step (fetch, parse, validate, load) runs on a Dask worker,
-while the flow body, the reference load and the exchange-rate reads stay in the flow's process.
+`DaskTaskRunner`, so each source's `prepare` task (fetch and parse) runs on a Dask worker, while
+the flow body and its `start` and `load` tasks (reference data, run records, joint validation,
+the loads) stay in the flow's process, which alone opens the warehouse.
 
-What a worker needs, it gets by value (pickled): the source's name, the fetch options, the pages,
-the validated batches and a `db.Writer`, which holds a path, not a connection. So:
-- workers must see the flow's filesystem: fetched pages are files in the run's temporary folder,
-  and loads write the DuckDB file at its path (one load at a time: `db.Writer` takes the
-  `<db>.writer` lock). A local cluster, or workers on the same host, satisfy that; workers on
-  other machines need the paths on a shared mount (or the team warehouse).
+What a worker needs, it gets by value (pickled): the source's name, the fetch options, the last
+good run's fetch tokens and the exchange rates; it sends back the parsed rows (or why it has
+none) as plain data. So:
+- workers must see the flow's filesystem where a fetch uses it: fetched pages are files in the
+  run's temporary folder, and replays read (recordings write) their capture directory. A local
+  cluster, or workers on the same host, satisfy that; workers on other machines need those
+  paths on a shared mount.
 - workers in other processes report their task runs to the flow's Prefect API. With no
   PREFECT_API_URL, `prefect_api()` starts Prefect's temporary local server once and points the
   workers at it, instead of each worker starting its own.
 
-`gpucat refresh --dask` / `--dask-address` use `run_refresh`; deployments (prefect.yaml, `gpucat
-serve --dask`) use the entrypoint `flows/refresh_dask.py:refresh`, which reads its cluster from
-the environment (GPUCAT_DASK_ADDRESS, else a local cluster of GPUCAT_DASK_WORKERS processes).
+`gpucat refresh` (when tracked) uses `run_refresh`; deployments (prefect.yaml, `gpucat serve
+--dask`) use the entrypoint `flows/refresh_dask.py:refresh`, which reads its cluster from the
+environment (GPUCAT_DASK_ADDRESS, else a local cluster of GPUCAT_DASK_WORKERS processes).
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from gpucat.schemas.settings import Settings
 ADDRESS_ENV = "GPUCAT_DASK_ADDRESS"
 WORKERS_ENV = "GPUCAT_DASK_WORKERS"
 DEFAULT_WORKERS = 2
+# How long Prefect's temporary server may take to start: its default (20 s) is too short on a
+# loaded machine, where a first start also migrates Prefect's own database.
+STARTUP_TIMEOUT_S = 120
 
 
 def dask_task_runner(address: str | None = None, workers: int | None = None, *, processes: bool = True) -> Any:
@@ -44,7 +49,7 @@ def dask_task_runner(address: str | None = None, workers: int | None = None, *, 
         import prefect_dask  # noqa: F401
     except ImportError:
         raise UserInputError("the Dask task runner needs prefect-dask: install gpucat[dask] (uv sync --extra dask)") from None
-    from gpucat.flows._dask import DaskTaskRunner
+    from prefect_dask import DaskTaskRunner
 
     if address:
         return DaskTaskRunner(address=address)
@@ -94,7 +99,7 @@ def prefect_api() -> Iterator[str]:
     from prefect.server.api.server import SubprocessASGIServer
 
     server = SubprocessASGIServer()
-    server.start()
+    server.start(timeout=STARTUP_TIMEOUT_S)
     previous = os.environ.get("PREFECT_API_URL")
     os.environ["PREFECT_API_URL"] = server.api_url  # worker processes inherit it at spawn
     try:
@@ -107,9 +112,16 @@ def prefect_api() -> Iterator[str]:
             os.environ["PREFECT_API_URL"] = previous
 
 
-def run_refresh(task_runner: Any, **parameters: Any) -> Any:
-    """Run the refresh flow on `task_runner` (e.g. `dask_task_runner()`); returns its final state."""
+def run_refresh(task_runner: Any = None, **parameters: Any) -> Any:
+    """Run the refresh flow (on `task_runner`, e.g. `dask_task_runner()`, else Prefect's default
+    threads) and return its final state. A temporary API server gets `STARTUP_TIMEOUT_S` to start."""
+    from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS as TIMEOUT
+    from prefect.settings import temporary_settings
+
     from gpucat.flows.refresh import refresh
 
-    with prefect_api():
-        return refresh.with_options(task_runner=task_runner)(**parameters, return_state=True)
+    with temporary_settings(updates={TIMEOUT: max(TIMEOUT.value(), STARTUP_TIMEOUT_S)}):
+        if task_runner is None:
+            return refresh(**parameters, return_state=True)
+        with prefect_api():
+            return refresh.with_options(task_runner=task_runner)(**parameters, return_state=True)

@@ -41,7 +41,6 @@ def deployment_parameters(
         "replay_dir": str(replay_dir.resolve()) if replay_dir else None,
         # A DuckLake URL (a str: see cli/_common.warehouse_target) names no local path.
         "db_path": (db_path if isinstance(db_path, str) else str(db_path.resolve())) if db_path else None,
-        "rates_first": True,
     } | ({"schedules": str(schedules_file.resolve())} if schedules_file else {})
 
 

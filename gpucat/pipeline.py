@@ -1,6 +1,19 @@
-"""The steps of refreshing one source, as plain functions: fetch, parse, validate, load.
+"""One refresh, one orchestrator: `refresh_sources` runs it, and every runner wraps that function.
 
-The Prefect flow wires these into tasks; tests and `gpucat parse` call them directly.
+A refresh is three steps, each one function here:
+
+- `start_refresh`: in one opening of the warehouse, the reference data, the prerequisites (the
+  rate sources, while the warehouse holds no rates), each run's `running` row, the last good
+  runs' fetch tokens and the exchange rates;
+- `prepare_source`: one source fetched (conditionally) and parsed, with the warehouse closed;
+- `load_prepared`: a burst of ready sources validated together, then loaded in one opening of
+  the warehouse, each in its own transaction (quarantine included); the fallbacks waiting on
+  those sources are settled in the same opening.
+
+`refresh_sources` sequences them: rate sources first, the others converting with the rates just
+loaded, a fallback only once its primary's outcome is known. A `Steps` says where each step
+runs: here by default (`gpucat refresh`, preparations on a thread pool); the Prefect flow makes
+each a task (flows/refresh.py), and its Dask runner sends the preparations to workers.
 """
 
 from __future__ import annotations
@@ -9,37 +22,38 @@ import os
 import threading
 import time
 import uuid
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandera.polars as pa
 import polars as pl
 
-from gpucat.schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, PrimaryLoaded, SourceError, UserInputError
-from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
-from gpucat.schemas.gpu_models import GpuModelRow
+from gpucat.schedules import schedules_frame
 from gpucat.schemas import egress_terms, null_reasons, storage_terms
 from gpucat.schemas import providers as provider_terms
+from gpucat.schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, PrimaryLoaded, SourceError, UserInputError
+from gpucat.schemas.gpu_models import GpuModelRow
 from gpucat.schemas.model_archs import ModelArchRow
-from gpucat.schemas.reference import GPU_MODELS_CSV
-from gpucat.schemas.validate import Validated, validate, validate_each
-from gpucat.scrapers import all_sources
 from gpucat.schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
+from gpucat.schemas.redact import redact, redact_value
+from gpucat.schemas.reference import GPU_MODELS_CSV
+from gpucat.schemas.validate import Validated, validate_each
+from gpucat.scrapers import all_sources
 from gpucat.scrapers.base import Source, parse_pages
 from gpucat.scrapers.capture import CaptureWriter, ReplayTransport, find_entry
-from gpucat.scrapers.conditional import SourceUnchanged, Validators
-from gpucat.schemas.redact import redact, redact_value
+from gpucat.scrapers.conditional import FetchTokens, SourceUnchanged
 from gpucat.schemas.settings import Settings
 from gpucat.scrapers.http import Fetcher, make_client
 from gpucat.scrapers.normalize import NO_RATES, ExchangeRates, normalize
-from gpucat.warehouse import db, validators
+from gpucat.warehouse import db, fetch_tokens
 from gpucat.warehouse import runs as runs_log
 from gpucat.warehouse.load import RunRecord, load_source, record_failure
 
@@ -120,15 +134,17 @@ def _chained(exc: BaseException) -> Iterator[BaseException]:
         yield exc
 
 
+@dataclass(frozen=True)
+class Fetched:
+    """A source's pages, and the tokens that make its next fetch conditional (stored once it loads)."""
+
+    pages: list[Page]
+    tokens: FetchTokens | None = None
+
+
 @secrets_redacted()
-def fetch_source(source: Source, options: FetchOptions, env: Mapping[str, str] = os.environ) -> list[Page]:
-    return fetch_source_since(source, options, None, env)[0]
-
-
-def fetch_source_since(
-    source: Source, options: FetchOptions, previous: Validators | None, env: Mapping[str, str] = os.environ
-) -> tuple[list[Page], Validators | None]:
-    """The pages and this run's validators; raises `SourceUnchanged` when `previous` proves nothing changed."""
+def fetch_source(source: Source, options: FetchOptions, previous: FetchTokens | None = None, env: Mapping[str, str] = os.environ) -> Fetched:
+    """Every page of the source's fetch walk; raises `SourceUnchanged` when `previous` proves nothing changed."""
     report(source.name, "fetching")
     transport = ReplayTransport(options.replay_dir, options.replay_dir / source.provider / source.name) if options.replay_dir else None
     capture = CaptureWriter(options.record_dir) if options.record_dir else None
@@ -139,7 +155,7 @@ def fetch_source_since(
             settings=options.settings,
         )
         pages = list(source.fetch(fetcher))
-        return pages, fetcher.validators
+        return Fetched(pages, fetcher.tokens)
 
 
 @secrets_redacted()
@@ -172,64 +188,89 @@ def exchange_rates(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[ExchangeRa
 
 def phases(sources: Sequence[Source]) -> list[list[Source]]:
     """Sources in load order: those others' normalization reads (`loads_first`), then the rest,
-    then the fallbacks, which run only once their primaries' outcome is known (`needless_fallbacks`)."""
+    then the fallbacks, which run only once their primaries' outcome is known."""
     first = [s for s in sources if s.loads_first]
     rest = [s for s in sources if not s.loads_first and s.fallback_for is None]
     fallbacks = [s for s in sources if not s.loads_first and s.fallback_for is not None]
     return [phase for phase in (first, rest, fallbacks) if phase]
 
 
-# A primary whose latest run ended so holds data of its own (a quarantined batch leaves its last
-# good rows current): its fallback would be a second truth.
-_PRIMARY_HOLDS = ("ok", "unchanged", "quarantined")
-
-
-def needless_fallbacks(writer: db.Writer, phase: Sequence[Source], runs: Mapping[str, RunRecord]) -> dict[str, PrimaryLoaded]:
-    """The fallbacks of `phase` not to run, each with why: their primary's latest run, this
-    refresh's when it ran here, else the warehouse's, holds data. A fallback runs only when its
-    primary was skipped or failed (or never ran)."""
-    out: dict[str, PrimaryLoaded] = {}
-    unknown = [s for s in phase if s.fallback_for is not None and s.fallback_for not in runs]
-    stored: dict[str, str | None] = {}
-    if unknown:
-        with writer.open() as con, con.cursor() as cursor:
-            for s in unknown:
-                row = cursor.execute(db.query_sql("last_run_status"), {"source": s.fallback_for}).fetchone()
-                stored[s.name] = row[0] if row else None
-    for s in phase:
-        if s.fallback_for is None:
-            continue
-        status = runs[s.fallback_for].status if s.fallback_for in runs else stored.get(s.name)
-        if status in _PRIMARY_HOLDS:
-            out[s.name] = PrimaryLoaded(s.fallback_for, str(status))
-    return out
-
-
 def with_prerequisites(sources: Sequence[Source], rates: ExchangeRates) -> list[Source]:
-    """The sources, plus every `loads_first` source when the warehouse holds no rates yet.
-
-    A scheduled group without the rates source would otherwise reject every non-USD price of
-    its first run on a new warehouse (`gpucat serve` runs ask for this).
-    """
+    """The sources, plus every `loads_first` source when the warehouse holds no rates yet: a first
+    refresh of a non-USD source alone would otherwise reject every price it converts."""
     if rates:
         return list(sources)
     names = {s.name for s in sources}
     return [s for s in all_sources().values() if s.loads_first and s.name not in names] + list(sources)
 
 
-@secrets_redacted()
-def validate_source(source: Source, items: Sequence[ParseItem], pages: int) -> SourceBatch:
-    """One validated batch per table the source fills; rejections from parsing ride along."""
-    report(source.name, "validating")
-    return _source_batch(source, items, pages, {table: validate(table, _records(items, table)) for table in source.tables})
+# A primary whose latest run ended so holds data of its own (a quarantined batch leaves its last
+# good rows current): its fallback would be a second truth, and is skipped unfetched.
+_PRIMARY_HOLDS = ("ok", "unchanged", "quarantined")
+
+
+# What preparing a source came to: exactly one of `Parsed`, `Unchanged` or `Failed` (`Outcome`).
+# Plain data, so an outcome crosses a process boundary (a Dask worker) whatever went wrong.
+@dataclass(frozen=True)
+class Parsed:
+    items: list[ParseItem]
+    pages: int
+    tokens: FetchTokens | None = None  # stored once the load is ok
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    """The provider said nothing changed since the last good run: no parse, its rows stay current."""
+
+    reason: str
+    checked_at: datetime
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A source that will not load: `skipped` (no API key, or its primary holds data) or `failed`."""
+
+    status: str
+    message: str
+
+    @classmethod
+    def of(cls, error: BaseException) -> Failed:
+        if isinstance(error, MissingApiKey):
+            status, message = "skipped", f"missing API key: {error.env_var} is not set"
+        elif isinstance(error, PrimaryLoaded):
+            status, message = "skipped", str(error)
+        else:
+            status, message = "failed", f"{type(error).__name__}: {error}"
+        return cls(status, redact(message, known_secrets()))
+
+
+Outcome = Parsed | Unchanged | Failed
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A source's run and what preparing it came to: everything its load needs."""
+
+    source: Source
+    run: RunRecord
+    outcome: Outcome
+
+
+def prepare_source(source: Source, options: FetchOptions, previous: FetchTokens | None = None, rates: ExchangeRates = NO_RATES) -> Outcome:
+    """Fetch and parse one source; never opens the warehouse, never raises (a failure is its outcome)."""
+    try:
+        fetched = fetch_source(source, options, previous)
+        return Parsed(parse_source(source, fetched.pages, rates), len(fetched.pages), fetched.tokens)
+    except SourceUnchanged as unchanged:
+        return Unchanged(str(unchanged), unchanged.checked_at)
+    except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
+        return Failed.of(exc)
 
 
 def validate_sources(parsed: Sequence[tuple[Source, Sequence[ParseItem], int]]) -> list[SourceBatch | Exception]:
-    """`validate_source` of every (source, items, pages), with one pandera pass per table for all.
-
-    Each source gets exactly the batch (or the error) `validate_source` would give it alone;
-    a source whose batch fails as a whole fails by itself (schemas.validate.validate_each).
-    """
+    """One validated batch per table each (source, items, pages) fills, with rejections from parsing
+    riding along, in one pandera pass per table for all of them. A source whose batch fails as a
+    whole fails by itself, with its error in its place (schemas.validate.validate_each)."""
     for source, _, _ in parsed:
         report(source.name, "validating")
     tables = list(dict.fromkeys(table for source, _, _ in parsed for table in source.tables))
@@ -287,184 +328,205 @@ def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBa
     return run
 
 
-def record_outcome(con: duckdb.DuckDBPyConnection, run: RunRecord, error: BaseException) -> RunRecord:
-    """A source that failed, or was skipped for a missing key, gets its scrape_runs row."""
-    if isinstance(error, MissingApiKey):
-        status, message = "skipped", f"missing API key: {error.env_var} is not set"
-    elif isinstance(error, PrimaryLoaded):
-        status, message = "skipped", str(error)
-    else:
-        status, message = "failed", f"{type(error).__name__}: {error}"
-    message = redact(message, known_secrets())
+def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared) -> RunRecord:
+    """The `scrape_runs` row of a source that does not load: unchanged (its rows stay current and
+    count as seen now), skipped or failed."""
+    run, outcome = prepared.run, prepared.outcome
     with _WRITE_LOCK:
-        record_failure(con, run, status, message)
-    report(run.source, status, message)
+        if isinstance(outcome, Unchanged):
+            if run.capture is not None:
+                run.captured_at = outcome.checked_at
+            fetch_tokens.record_unchanged(con, run, prepared.source.tables, outcome.checked_at)
+            report(run.source, "unchanged", outcome.reason)
+        else:
+            assert isinstance(outcome, Failed), "a parsed source loads (load_batches)"
+            record_failure(con, run, outcome.status, outcome.message)
+            report(run.source, outcome.status, outcome.message)
     return run
 
 
-def record_unchanged(con: duckdb.DuckDBPyConnection, run: RunRecord, source: Source, unchanged: SourceUnchanged) -> RunRecord:
-    """A source the provider says is unchanged: no parse, its rows stay current and count as seen now."""
-    if run.capture is not None:
-        run.captured_at = unchanged.checked_at
-    with _WRITE_LOCK:
-        validators.record_unchanged(con, run, source.tables, unchanged.checked_at)
-    report(run.source, "unchanged", str(unchanged))
-    return run
+@dataclass(frozen=True)
+class Started:
+    """What a refresh knows before any source fetches (`start_refresh`)."""
+
+    sources: list[Source]  # the sources asked for, and their prerequisites
+    runs: dict[str, RunRecord]  # each source's run, recorded `running`
+    tokens: dict[str, FetchTokens]  # the last good run's fetch tokens, by source
+    rates: ExchangeRates
+    primaries: dict[str, str | None]  # last run status of each fallback's primary this refresh leaves out
 
 
-@dataclass
-class Prepared:
-    """A source fetched and parsed with the warehouse closed: everything its load needs.
-
-    Exactly one of `items` (parsed), `unchanged` (the provider said so) or `error` is set.
-    """
-
-    source: Source
-    run: RunRecord
-    items: list[ParseItem] | None = None
-    pages: int = 0
-    seen: Validators | None = None  # this fetch's validators, stored once the load is ok
-    unchanged: SourceUnchanged | None = None
-    error: BaseException | None = None
-
-
-def prepare_source(source: Source, options: FetchOptions, previous: Validators | None, rates: ExchangeRates = NO_RATES, run: RunRecord | None = None) -> Prepared:
-    """Fetch and parse one source; never opens the warehouse, never raises (a failure rides along)."""
-    run = run or new_run(source, replay_dir=options.replay_dir)
-    try:
-        pages, seen = fetch_source_since(source, options, previous)
-    except SourceUnchanged as unchanged:
-        return Prepared(source, run, unchanged=unchanged)
-    except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
-        return Prepared(source, run, error=exc)
-    try:
-        return Prepared(source, run, items=parse_source(source, pages, rates), pages=len(pages), seen=seen)
-    except Exception as exc:  # noqa: BLE001
-        return Prepared(source, run, error=exc)
+def start_refresh(writer: db.Writer, sources: Sequence[Source], options: FetchOptions, prerequisites: bool = True, flow_run_id: str | None = None) -> Started:
+    """Everything before the first fetch, in one opening of the warehouse. A refresh killed from
+    here on leaves `running` rows, which the next one marks `interrupted`."""
+    with writer.open() as con:
+        load_reference(con, options.settings.schedules)
+        rates = exchange_rates(con)
+        chosen = with_prerequisites(sources, rates) if prerequisites else list(sources)
+        runs = {source.name: new_run(source, flow_run_id, options.replay_dir) for source in chosen}
+        with db.transaction(con):
+            runs_log.interrupt_dead_runs(con, datetime.now(UTC))
+            runs_log.start_runs(con, runs.values())
+        tokens = fetch_tokens.load_all(con) if options.record_dir is None else {}  # a recording fetches in full
+        absent = {s.fallback_for for s in chosen if s.fallback_for is not None and s.fallback_for not in runs}
+        with con.cursor() as cursor:
+            primaries = {name: _status(cursor.execute(db.query_sql("last_run_status"), {"source": name}).fetchone()) for name in sorted(absent)}
+    return Started(chosen, runs, tokens, rates, primaries)
 
 
-def load_prepared(writer: db.Writer, ready: Sequence[Prepared], *, read_rates: bool = False) -> tuple[list[RunRecord], dict[str, tuple[ExchangeRate, ...]] | None]:
+def _status(row: tuple[Any, ...] | None) -> str | None:
+    return row[0] if row else None
+
+
+def load_prepared(
+    writer: db.Writer, ready: Sequence[Prepared], fallbacks: Sequence[tuple[Source, RunRecord]] = (), *, read_rates: bool = False
+) -> tuple[list[RunRecord], dict[str, tuple[ExchangeRate, ...]] | None]:
     """Validate the ready sources together, then load them in one opening of the warehouse.
 
-    Validation runs before the file opens. Each source still loads (or records its failure or
-    its `unchanged` run) in its own transaction, as `load_source` promises, and the validators
-    of the sources that loaded are stored in one more. With `read_rates`, the exchange rates as
-    they stand after these loads come back too. When the file cannot be opened, every run
-    says why it was not recorded.
+    Validation runs before the file opens. Each source loads (or records why it did not) in its
+    own transaction, as `load_source` promises, and the fetch tokens of those that loaded are
+    stored in one more. `fallbacks` wait on a primary in `ready`: one whose primary now holds
+    data is recorded skipped in the same opening, unfetched; the others are left to run. With
+    `read_rates`, the exchange rates as they stand after these loads come back too. When the
+    file cannot be opened, every run says why it was not recorded.
     """
-    parsed = [p for p in ready if p.items is not None]
-    batches = dict(zip(map(id, parsed), validate_sources([(p.source, p.items or [], p.pages) for p in parsed]), strict=True))
+    parsed = {id(p): p.outcome for p in ready if isinstance(p.outcome, Parsed)}
+    checked = validate_sources([(p.source, p.outcome.items, p.outcome.pages) for p in ready if isinstance(p.outcome, Parsed)])
+    batches = dict(zip(parsed, checked, strict=True))
     runs: list[RunRecord] = []
     rates = None
     try:
         with writer.open() as con:
-            seen: list[tuple[str, Validators, str]] = []
-            for p in ready:
-                runs.append(_load_one(con, p, batches.get(id(p))))
-                if p.seen is not None and p.run.status == "ok":
-                    seen.append((p.source.name, p.seen, p.run.run_id))
+            runs += [_load_one(con, p, batches.get(id(p))) for p in ready]
+            status = {run.source: run.status for run in runs}
+            for source, run in fallbacks:
+                primary = source.fallback_for or ""
+                if status.get(primary) in _PRIMARY_HOLDS:
+                    runs.append(record_outcome(con, Prepared(source, run, Failed.of(PrimaryLoaded(primary, status[primary])))))
+            loaded = [(p.source.name, tokens, p.run.run_id) for p in ready
+                      if (tokens := getattr(parsed.get(id(p)), "tokens", None)) is not None and p.run.status == "ok"]  # fmt: skip
             with _WRITE_LOCK:
-                validators.save_all(con, seen)
+                fetch_tokens.save_all(con, loaded)
             if read_rates:
                 rates = exchange_rates(con)
     except DatabaseBusy as busy:
         for p in ready[len(runs):]:
             batch = batches.get(id(p))
-            runs.append(_not_recorded(p.run, p.error or (batch if isinstance(batch, Exception) else busy), busy))
+            failed = p.outcome if isinstance(p.outcome, Failed) else Failed.of(batch if isinstance(batch, Exception) else busy)
+            p.run.status, p.run.error = "failed", redact(f"{failed.message}; not recorded: {busy}", known_secrets())
+            p.run.finished_at = p.run.finished_at or datetime.now(UTC)
+            report(p.run.source, "failed", p.run.error)
+            runs.append(p.run)
     return runs, rates
 
 
 def _load_one(con: duckdb.DuckDBPyConnection, prepared: Prepared, batch: SourceBatch | Exception | None) -> RunRecord:
-    run = prepared.run
     try:
-        if prepared.unchanged is not None:
-            return record_unchanged(con, run, prepared.source, prepared.unchanged)
-        if prepared.error is not None:
-            raise prepared.error
+        if batch is None:
+            return record_outcome(con, prepared)
         if isinstance(batch, Exception):
             raise batch
-        assert batch is not None
-        return load_batches(con, run, batch)
+        return load_batches(con, prepared.run, batch)
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
-        return record_outcome(con, run, exc)
+        return record_outcome(con, Prepared(prepared.source, prepared.run, Failed.of(exc)))
 
 
-def refresh_source(
-    warehouse: db.Writer | duckdb.DuckDBPyConnection,
-    source: Source,
-    options: FetchOptions,
-    flow_run_id: str | None = None,
-    rates: ExchangeRates = NO_RATES,
-) -> RunRecord:
-    """One source's whole chain, fetch -> parse -> validate -> load; a failure is recorded, never raised.
+class Steps:
+    """Where each step of a refresh runs. These run here: starts and loads in the calling thread,
+    preparations on a thread pool. A tracking runner subclasses it, running each step as one of
+    its tasks (flows/refresh.py); `prepare` only has to return a future of the outcome."""
 
-    Only short writes open the warehouse (the validators read, then the load with the
-    validators' save), so a slow fetch locks out no reader.
-    """
-    writer = db.Writer.of(warehouse)
-    run = new_run(source, flow_run_id, options.replay_dir)
-    try:
-        previous = None
-        if options.record_dir is None:  # a recording fetches in full: a capture must hold every body
-            with writer.open() as con:
-                previous = validators.load_all(con).get(source.name)
-    except Exception as exc:  # noqa: BLE001
-        return record_outcome_in(writer, run, exc)
-    return load_prepared(writer, [prepare_source(source, options, previous, rates, run)])[0][0]
+    def __init__(self, max_workers: int = 4):
+        self.max_workers = max_workers
+        self._pool: ThreadPoolExecutor | None = None
 
+    def start(self, writer: db.Writer, sources: Sequence[Source], options: FetchOptions, prerequisites: bool, flow_run_id: str | None) -> Started:
+        return start_refresh(writer, sources, options, prerequisites, flow_run_id)
 
-def record_outcome_in(writer: db.Writer, run: RunRecord, error: BaseException) -> RunRecord:
-    """`record_outcome` in its own short write; if even that cannot open the file, the run says why."""
-    try:
-        with writer.open() as con:
-            return record_outcome(con, run, error)
-    except DatabaseBusy as busy:
-        return _not_recorded(run, error, busy)
+    def prepare(self, source: Source, options: FetchOptions, previous: FetchTokens | None, rates: ExchangeRates) -> Future[Outcome]:
+        self._pool = self._pool or ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="gpucat-prepare")
+        return self._pool.submit(prepare_source, source, options, previous, rates)
 
+    def load(
+        self, writer: db.Writer, ready: Sequence[Prepared], fallbacks: Sequence[tuple[Source, RunRecord]], read_rates: bool
+    ) -> tuple[list[RunRecord], dict[str, tuple[ExchangeRate, ...]] | None]:
+        return load_prepared(writer, ready, fallbacks, read_rates=read_rates)
 
-def _not_recorded(run: RunRecord, error: BaseException, busy: DatabaseBusy) -> RunRecord:
-    run.status, run.error = "failed", redact(f"{type(error).__name__}: {error}; not recorded: {busy}", known_secrets())
-    run.finished_at = run.finished_at or datetime.now(UTC)
-    report(run.source, "failed", run.error)
-    return run
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
 
 def refresh_sources(
-    warehouse: db.Writer | duckdb.DuckDBPyConnection, sources: Sequence[Source], options: FetchOptions, max_workers: int = 4
+    warehouse: db.Writer | duckdb.DuckDBPyConnection,
+    sources: Sequence[Source],
+    options: FetchOptions,
+    *,
+    steps: Steps | None = None,
+    prerequisites: bool = True,
+    flow_run_id: str | None = None,
 ) -> list[RunRecord]:
-    """Every source's chain in this process (no Prefect): the same steps the flow wires.
+    """A refresh of `sources`, each run of it, in load order: the one orchestrator every runner wraps.
 
-    Sources fetch and parse concurrently with the warehouse closed. Whatever is ready is then
-    validated together and loaded in one opening of the file (each source in its own
-    transaction), which closes again until more is ready: a refresh opens the file a few times,
-    not a few times per source, and readers get in between those bursts.
+    The rate sources (`loads_first`, and with `prerequisites` every one of them while the warehouse
+    holds no rates) load first; the others then fetch and parse concurrently with the warehouse
+    closed, converting with the rates just loaded. Whatever is ready is validated together and
+    loaded in one opening of the file (each source in its own transaction), which closes again
+    until more is ready: readers get in between those bursts. A fallback runs only when its
+    primary (this refresh's run, else the warehouse's last) was skipped or failed; otherwise
+    it is recorded skipped, in the opening that loaded its primary. A failure is recorded, never
+    raised.
     """
     writer = db.Writer.of(warehouse)
-    started = {source.name: new_run(source, replay_dir=options.replay_dir) for source in sources}
-    with writer.open() as con:
-        load_reference(con, options.settings.schedules)
-        with db.transaction(con):  # a refresh killed from here on leaves `running` rows the next one marks
-            runs_log.interrupt_dead_runs(con, datetime.now(UTC))
-            runs_log.start_runs(con, started.values())
-        previous = validators.load_all(con) if options.record_dir is None else {}  # a recording fetches in full
-        rates = exchange_rates(con)
-    runs: dict[str, RunRecord] = {}
-    with ThreadPoolExecutor(max_workers=max_workers) as pool:
-        for phase in phases(sources):
-            order = {source.name: n for n, source in enumerate(phase)}
-            needless = needless_fallbacks(writer, phase, runs)
-            if needless:
-                loaded, _ = load_prepared(writer, [Prepared(s, started[s.name], error=needless[s.name]) for s in phase if s.name in needless])
-                runs.update((run.source, run) for run in loaded)
-            pending = {pool.submit(prepare_source, source, options, previous.get(source.name), rates, started[source.name])
-                       for source in phase if source.name not in needless}  # fmt: skip
+    steps = steps or Steps()
+    try:
+        start = steps.start(writer, sources, options, prerequisites, flow_run_id)
+        waiting: dict[str, list[Source]] = {}  # primary -> its fallbacks, while its outcome is unknown
+        skips: list[Prepared] = []  # fallbacks whose primary, left out of this refresh, holds data
+        first, rest = [s for s in start.sources if s.loads_first], []
+        for source in start.sources:
+            if source.loads_first:
+                continue
+            if source.fallback_for in start.runs:
+                waiting.setdefault(source.fallback_for, []).append(source)
+            elif source.fallback_for is not None and (held := start.primaries.get(source.fallback_for)) in _PRIMARY_HOLDS:
+                skips.append(Prepared(source, start.runs[source.name], Failed.of(PrimaryLoaded(source.fallback_for, str(held)))))
+            else:
+                rest.append(source)
+        runs: dict[str, RunRecord] = {}
+        rates = start.rates
+        for phase in (first, rest):
+            pending: dict[Future[Outcome], Source] = {}
+            for source in phase:
+                pending[steps.prepare(source, options, start.tokens.get(source.name), rates)] = source
             while pending:
-                done, pending = _gather(pending)
-                ready = sorted((f.result() for f in done), key=lambda p: order[p.source.name])  # a burst loads in a stable order
-                loaded, now = load_prepared(writer, ready, read_rates=not pending)
+                done, _ = _gather(set(pending))
+                ready = skips + [Prepared(source, start.runs[source.name], _outcome(future)) for future, source in pending.items() if future in done]
+                skips = []
+                for future in done:
+                    del pending[future]
+                fallbacks = [(f, start.runs[f.name]) for p in ready for f in waiting.pop(p.source.name, [])]
+                loaded, now = steps.load(writer, ready, fallbacks, not pending)
                 runs.update((run.source, run) for run in loaded)
+                for fallback, _ in fallbacks:  # a fallback whose primary did not hold data runs now
+                    if fallback.name not in runs:
+                        pending[steps.prepare(fallback, options, start.tokens.get(fallback.name), rates)] = fallback
                 rates = now if now is not None else rates
-    return [runs[source.name] for phase in phases(sources) for source in phase]
+        if skips:  # only fallbacks of absent primaries: nothing else to load with
+            loaded, _ = steps.load(writer, skips, [], False)
+            runs.update((run.source, run) for run in loaded)
+    finally:
+        steps.close()
+    return [runs[source.name] for phase in phases(start.sources) for source in phase]
+
+
+def _outcome(future: Future[Outcome]) -> Outcome:
+    """A preparation's outcome; a runner's own failure (a worker lost) fails only that source."""
+    try:
+        return future.result()
+    except Exception as exc:  # noqa: BLE001
+        return Failed.of(exc)
 
 
 # A burst waits for sources that finish close behind the first: replayed sources finish within
@@ -473,7 +535,7 @@ GATHER_GAP_S = 0.05
 GATHER_MAX_S = 1.0
 
 
-def _gather(pending: set[Future[Prepared]]) -> tuple[set[Future[Prepared]], set[Future[Prepared]]]:
+def _gather(pending: set[Future[Outcome]]) -> tuple[set[Future[Outcome]], set[Future[Outcome]]]:
     """(done, still pending): at least one finished preparation, and those that finish soon after it."""
     done, pending = wait(pending, return_when=FIRST_COMPLETED)
     deadline = time.monotonic() + GATHER_MAX_S
@@ -489,7 +551,7 @@ def refresh_catalog(
     db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None,
     settings: Settings | None = None,
 ) -> list[RunRecord]:
-    """A whole refresh in this process; the warehouse is open only while each source loads."""
+    """A whole refresh in this process (`gpucat refresh`), with its prerequisites, fetched pages in a temporary folder."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:

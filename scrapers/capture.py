@@ -218,7 +218,7 @@ class ReplayTransport(httpx.BaseTransport):
 
 
 def _not_modified(request: httpx.Request, captured: Mapping[str, str]) -> bool:
-    """A conditional request that the captured response's validators answer: a 304, as a server would."""
+    """A conditional request that the captured response's ETag or Last-Modified answers: a 304, as a server would."""
     if_none_match, etag = request.headers.get("if-none-match"), captured.get("etag")
     if if_none_match is not None:
         return etag is not None and etag in (v.strip() for v in if_none_match.split(","))

@@ -2,7 +2,7 @@
 
 The evidence comes from the last successful run of the source (the warehouse keeps it):
 
-- HTTP validators of the run's first request: its ETag goes back as If-None-Match, its
+- The HTTP tokens of the run's first request: its ETag goes back as If-None-Match, its
   Last-Modified as If-Modified-Since. They are sent only when that run made exactly one request,
   because then that one response determined everything the source loaded, and a 304 means
   nothing changed. Sources that walk several pages fetch in full.
@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[1]
-# Code and data that turn a body into rows: a change to any of them invalidates every validator.
+# Code and data that turn a body into rows: a change to any of them invalidates every stored token.
 _CODE_DIRS = ("scrapers", "schemas")
 
 
@@ -35,8 +35,8 @@ class SourceUnchanged(Exception):
 
 
 @dataclass(frozen=True)
-class Validators:
-    """What a successful run saw, to make the next run's fetch conditional."""
+class FetchTokens:
+    """What a successful run saw (its conditional-fetch tokens), to make the next run's fetch conditional."""
 
     method: str  # the run's first request
     url: str  # redacted, as in captures

@@ -41,7 +41,7 @@ from gpucat.schemas.settings import Settings
 from gpucat.schemas.redact import redact, redact_bytes, redact_url, secret_patterns
 from gpucat.scrapers.base import Source
 from gpucat.scrapers.capture import CaptureWriter, body_hash
-from gpucat.scrapers.conditional import SourceUnchanged, Validators, code_version
+from gpucat.scrapers.conditional import FetchTokens, SourceUnchanged, code_version
 
 USER_AGENT = f"gpucat/{metadata.version('gpucat')} (+https://github.com/gpucat/gpucat)"
 TIMEOUT = httpx.Timeout(connect=10.0, read=60.0, write=30.0, pool=60.0)
@@ -190,7 +190,7 @@ class Fetcher:
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         require_api_key: bool = True,
-        previous: Validators | None = None,
+        previous: FetchTokens | None = None,
         settings: Settings | None = None,
     ):
         self.source = source
@@ -228,7 +228,7 @@ class Fetcher:
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
 
-    def _validator(self, response: httpx.Response, header: str) -> str | None:
+    def _token(self, response: httpx.Response, header: str) -> str | None:
         """A conditional-fetch token to store, or None when it holds a secret: a redacted token
         would never match again, and the key must not be stored (the next fetch is a full one)."""
         value = response.headers.get(header)
@@ -241,12 +241,12 @@ class Fetcher:
             raise SourceUnchanged(f"{self.source.name}: provider version unchanged", self._last_fetched_at or datetime.now(UTC))
 
     @property
-    def validators(self) -> Validators | None:
-        """This run's validators, to store once it loads: its first request's ETag and Last-Modified, its version."""
+    def tokens(self) -> FetchTokens | None:
+        """This run's conditional-fetch tokens, to store once it loads: its first request's ETag and Last-Modified, its version."""
         if self._first is None:
             return None
         method, url, body_sha, etag, last_modified = self._first
-        return Validators(method, url, body_sha, etag, last_modified, self._version, self._pages, code_version())
+        return FetchTokens(method, url, body_sha, etag, last_modified, self._version, self._pages, code_version())
 
     # Internals.
     def _request(
@@ -285,7 +285,7 @@ class Fetcher:
                     response.close()
                 if response.status_code < 400:
                     if self._pages == 0:
-                        self._first = (method, shown, body_hash(content), self._validator(response, "etag"), self._validator(response, "last-modified"))
+                        self._first = (method, shown, body_hash(content), self._token(response, "etag"), self._token(response, "last-modified"))
                     self._pages += 1
                     self._last_fetched_at = page.fetched_at
                     return page

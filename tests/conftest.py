@@ -65,7 +65,7 @@ def fixture_pages(source_name: str, replay_dir: Path = FIXTURES) -> list:
     from gpucat.scrapers import get_source
 
     work = Path(tempfile.mkdtemp(prefix="gpucat-pages-"))
-    return pipeline.fetch_source(get_source(source_name), pipeline.FetchOptions(workdir=work, replay_dir=replay_dir))
+    return pipeline.fetch_source(get_source(source_name), pipeline.FetchOptions(workdir=work, replay_dir=replay_dir)).pages
 
 
 def fixture_files(source_name: str) -> list[Path]:

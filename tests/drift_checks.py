@@ -19,7 +19,7 @@ from gpucat.scrapers.capture import read_manifest
 
 def replayed_pages(source: Source, fixtures: Path) -> list:
     work = Path(tempfile.mkdtemp(prefix="gpucat-drift-"))
-    return pipeline.fetch_source(source, pipeline.FetchOptions(workdir=work, replay_dir=fixtures))
+    return pipeline.fetch_source(source, pipeline.FetchOptions(workdir=work, replay_dir=fixtures)).pages
 
 
 def fixture_rates(fixtures: Path) -> dict:
@@ -52,7 +52,7 @@ def source_problems(source: Source, fixtures: Path, tests: Path) -> list[str]:
         problems.append(f"no parser test tests/scrapers/test_{module}.py")
     pages = replayed_pages(source, fixtures)
     items = pipeline.parse_source(source, pages, fixture_rates(fixtures))
-    batch = pipeline.validate_source(source, items, len(pages))
+    [batch] = pipeline.validate_sources([(source, items, len(pages))])
     if sum(b.frame.height for b in batch.batches) == 0:
         problems.append("its fixtures yield no valid row")
     # Parsers may reject rows for their own reasons; the schema must not have to.

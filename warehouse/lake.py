@@ -11,7 +11,7 @@ CLI on it; `warehouse.db.connect` hands a `ducklake:` URL here.
 - DuckLake has no PRIMARY KEY, UNIQUE or CHECK constraints, so `lake_schema.portable_sql` drops them
   from the migrations and names what it dropped. The writers keep those keys unique by
   construction (run ids are fresh uuid4s; reference tables are replaced from frames whose keys
-  pandera checked, and `db.load_reference` re-checks them before the commit; validators are
+  pandera checked, and `db.load_reference` re-checks them before the commit; fetch tokens are
   MERGEd per source), and `lake_schema.violations` lists any row that breaks a dropped constraint.
 - Commits are optimistic. DuckLake itself retries a commit that raced another one without
   touching the same data; a real conflict (both deleted or updated rows of one table, say)

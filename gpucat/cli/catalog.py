@@ -50,9 +50,11 @@ def refresh(
     any source failed; the other sources' data is loaded all the same and a failed source keeps
     its previous data as current truth.
 
-    With --dask or --dask-address the refresh is a Prefect flow run whose fetch, parse, validate
-    and load steps run on Dask workers (Prefect's temporary local API when PREFECT_API_URL is
-    unset); the workers must see this machine's files (the DuckDB file and the fetched pages).
+    Either way one orchestrator runs it: on a new warehouse the exchange-rate sources join the
+    ones asked for, so their prices convert. With --dask or --dask-address the refresh is a
+    Prefect flow run whose per-source fetch and parse run on Dask workers (Prefect's temporary
+    local API when PREFECT_API_URL is unset); the workers must see this machine's files (the
+    fetched pages, the capture directory).
     """
     from gpucat import progress
     from gpucat.scrapers import select_sources
@@ -125,15 +127,11 @@ def _refresh_as_flow_run(
         "record_dir": str(record) if record else None,
         "db_path": str(db),
     }
-    if task_runner is None:
-        from gpucat.flows.refresh import refresh as refresh_flow
+    from gpucat.flows.runners import run_refresh
 
-        state = refresh_flow(**parameters, return_state=True)
-    else:
-        from gpucat.flows.runners import run_refresh
-
-        absolute = {k: str(Path(v).resolve()) for k, v in parameters.items() if k != "providers" and v is not None}
-        state = run_refresh(task_runner, **{**parameters, **absolute})
+    if task_runner is not None:
+        parameters |= {k: str(Path(v).resolve()) for k, v in parameters.items() if k != "providers" and v is not None}
+    state = run_refresh(task_runner, **parameters)
     summary = state.result(raise_on_failure=False)
     if isinstance(summary, BaseException):
         raise fail(f"refresh did not complete: {summary}")
@@ -153,8 +151,6 @@ def _describe(target: Any) -> str:
 def _quiet_prefect(verbose: bool) -> None:
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    # A first run on a fresh machine migrates Prefect's own database; give it time.
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 
 
 @app.command()

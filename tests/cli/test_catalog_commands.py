@@ -82,7 +82,7 @@ def test_status_counts_and_unknown_gpus_match_the_sources_own_parse(catalog_db, 
     row = {r["source"]: r for r in invoke_json("status", "--json", "--db", str(catalog_db))}[name]
     source = all_sources()[name]
     pages = fixture_pages(name)
-    batch = pipeline.validate_source(source, pipeline.parse_source(source, pages, fixture_rates(FIXTURES)), len(pages))
+    [batch] = pipeline.validate_sources([(source, pipeline.parse_source(source, pages, fixture_rates(FIXTURES)), len(pages))])
     rejected = [r for b in batch.batches for r in b.rejected]
     unknown = sorted({r.reasons[0].split(": ", 1)[1].strip("'") for r in rejected if r.reasons[0].startswith("unknown_gpu")})
     assert (row["rows_valid"], row["rows_rejected"]) == (sum(b.frame.height for b in batch.batches), len(rejected))

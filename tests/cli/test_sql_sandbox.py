@@ -69,7 +69,7 @@ def lake_warehouse(postgres) -> Iterator[tuple[str, str, Path]]:
         con = db.connect(writer)
         with tempfile.TemporaryDirectory() as work:
             options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
-            runs = pipeline.refresh_sources(con, [get_source(s) for s in LAKE_SOURCES], options)
+            runs = pipeline.refresh_sources(con, [get_source(s) for s in LAKE_SOURCES], options, prerequisites=False)
         con.close()
     assert [r.status for r in runs] == ["ok"] * len(LAKE_SOURCES)
     yield reader, writer, data

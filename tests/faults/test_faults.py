@@ -72,7 +72,8 @@ def test_fault(name: str, fault: Fault, catalog: Path, tmp_path: Path, monkeypat
         # A fallback runs only when its primary failed: make that so, and give it last good rows of its own.
         (tmp_path / "clean").mkdir()
         with db.connect(catalog) as con:
-            pipeline.record_outcome(con, pipeline.new_run(all_sources()[source.fallback_for]), SourceError("primary down for this test"))
+            primary = all_sources()[source.fallback_for]
+            pipeline.record_outcome(con, pipeline.Prepared(primary, pipeline.new_run(primary), pipeline.Failed.of(SourceError("primary down for this test"))))
             clean = pipeline.refresh_sources(con, [source], pipeline.FetchOptions(workdir=tmp_path / "clean", replay_dir=FIXTURES))
         assert [r.status for r in clean] == ["ok"], [r.error for r in clean]
     sleeps: list[float] = []

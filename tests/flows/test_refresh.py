@@ -43,8 +43,9 @@ def table(db_path: Path, sql: str, params: dict | None = None) -> list[tuple]:
         return con.execute(sql, params or {}).fetchall()
 
 
-# Every column but the clock's (age_hours, is_stale move with the time of the read).
-ALL_OFFERS = "SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY provider, offer_id"
+# Every column but the clock's (age_hours, is_stale move with the time of the read) and scraped_at,
+# which an unchanged source's check moves (its rows are seen again at the check).
+UNMOVED_OFFERS = "SELECT * EXCLUDE (age_hours, is_stale, scraped_at) FROM current_offers ORDER BY provider, offer_id"
 # What an offer says, without the columns a refresh's clock moves (scraped_at on an unchanged source).
 OFFER_CONTENT = "SELECT provider, offer_id, gpu_model, gpu_count, usd_per_hour, availability FROM current_offers ORDER BY ALL"
 
@@ -54,7 +55,7 @@ def replayed(tmp_path_factory):
     """One replay of the fixtures through the Prefect flow, then a second identical one."""
     path = tmp_path_factory.mktemp("replay") / "gpucat.duckdb"
     first_state, _ = run_refresh(path)
-    first = table(path, ALL_OFFERS)
+    first = table(path, UNMOVED_OFFERS)
     second_state, summary = run_refresh(path)
     return path, first_state, second_state, summary, first
 
@@ -65,9 +66,12 @@ def test_replay_loads_every_source(replayed):
     assert sorted(row["source"] for row in summary) == SOURCES
     # A fallback is skipped while its primary loads: one truth per provider (lambda-page stands in for the API).
     fallbacks = {s.name for s in all_sources().values() if s.fallback_for}
-    assert fallbacks and all(row["status"] == ("skipped" if row["source"] in fallbacks else "ok") for row in summary)
-    runs = table(path, "SELECT source, count(*), min(status), max(status) FROM scrape_runs GROUP BY source ORDER BY source")
-    assert runs == [(s, 2, *(("skipped", "skipped") if s in fallbacks else ("ok", "ok"))) for s in SOURCES]
+    # The second replay fetches conditionally, as every refresh does: a source whose capture proves
+    # nothing changed (a 304, the same provider version) is `unchanged`, its rows still current.
+    assert fallbacks and all(row["status"] in (("skipped",) if row["source"] in fallbacks else ("ok", "unchanged")) for row in summary)
+    runs = table(path, "SELECT source, list(status ORDER BY started_at) FROM scrape_runs GROUP BY source ORDER BY source")
+    assert [(s, first) for s, (first, _) in runs] == [(s, "skipped" if s in fallbacks else "ok") for s in SOURCES]
+    assert [(s, second) for s, (_, second) in runs] == [(row["source"], row["status"]) for row in sorted(summary, key=lambda r: r["source"])]
 
 
 def test_replay_fills_current_offers_from_every_offer_provider(replayed):
@@ -86,7 +90,7 @@ def test_replay_fills_current_offers_from_every_offer_provider(replayed):
 def test_second_identical_replay_changes_nothing(replayed):
     path, _, second_state, _, first = replayed
     assert second_state.is_completed()
-    assert table(path, ALL_OFFERS) == first
+    assert table(path, UNMOVED_OFFERS) == first
     assert table(path, "SELECT count(*) FROM offer_versions WHERE valid_to IS NOT NULL") == [(0,)]
 
 
@@ -166,10 +170,11 @@ def test_missing_required_key_skips_the_source(tmp_path, monkeypatch):
     keyed = replace(scrapers.get_source(name), api_key_env="GPUCAT_TEST_ONLY_API_KEY", api_key_required=True)
     monkeypatch.setitem(scrapers.all_sources(), name, keyed)
     path = tmp_path / "gpucat.duckdb"
+    pipeline.refresh_catalog(path, [scrapers.get_source("ecb-rates")], replay_dir=FIXTURES)  # rates: no prerequisite to fetch live
     state, summary = run_refresh(path, replay=None, providers=[name])
     assert state.is_completed()
-    assert summary[0]["status"] == "skipped"
-    assert table(path, "SELECT status, error FROM scrape_runs") == [("skipped", "missing API key: GPUCAT_TEST_ONLY_API_KEY is not set")]
+    assert [(row["source"], row["status"]) for row in summary] == [(name, "skipped")]
+    assert table(path, "SELECT status, error FROM scrape_runs WHERE source = $s", {"s": name}) == [("skipped", "missing API key: GPUCAT_TEST_ONLY_API_KEY is not set")]
 
 
 def test_cli_refresh_reports_json_and_exits_1_when_a_source_fails(tmp_path, monkeypatch):
@@ -227,13 +232,16 @@ def test_the_flow_records_its_runs_running_and_marks_a_dead_refresh_interrupted(
     seen: list[tuple] = []
     fetch = pipeline.fetch_source
 
-    def watching_fetch(source, options):
-        seen.extend(table(path, "SELECT source, status, runner FROM scrape_runs ORDER BY source"))
-        return fetch(source, options)
+    def watching_fetch(source, options, previous=None):
+        if source.name == name:
+            seen.extend(table(path, "SELECT source, status, runner FROM scrape_runs ORDER BY source"))
+        return fetch(source, options, previous)
 
     monkeypatch.setattr(pipeline, "fetch_source", watching_fetch)
     state, summary = run_refresh(path, providers=[name])
     assert state.is_completed()
-    assert seen == [("aws-spot", "interrupted", f"{socket.gethostname()}:999999999"), (name, "running", runs.this_runner())]
+    # On this new warehouse the rates come first (the prerequisite), loaded before the source fetches.
+    dead = ("aws-spot", "interrupted", f"{socket.gethostname()}:999999999")
+    assert seen == [dead, ("ecb-rates", "ok", None), (name, "running", runs.this_runner())]
     rows = table(path, "SELECT source, status, runner, error IS NOT NULL FROM scrape_runs ORDER BY source")
-    assert rows == [("aws-spot", "interrupted", f"{socket.gethostname()}:999999999", True), (name, "ok", None, False)]
+    assert rows == [(*dead, True), ("ecb-rates", "ok", None, False), (name, "ok", None, False)]

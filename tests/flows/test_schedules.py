@@ -104,7 +104,6 @@ def test_the_deployment_is_the_databases_with_a_schedule_per_group_and_one_run_a
             "schedule_group": group.name,
             "replay_dir": str(tmp_path / "captures"),
             "db_path": str(tmp_path / "x.duckdb"),
-            "rates_first": True,
             "coalesce_groups": [g.name for g in groups],
         }
     limit = made.concurrency_limit if isinstance(made.concurrency_limit, int) else made.concurrency_limit.limit

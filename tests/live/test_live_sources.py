@@ -53,7 +53,7 @@ def _fetch(source) -> list:
     work = Path(tempfile.mkdtemp(prefix="gpucat-live-"))
     record = os.environ.get("GPUCAT_LIVE_RECORD")
     options = pipeline.FetchOptions(workdir=work, record_dir=Path(record) if record else None)
-    return pipeline.fetch_source(source, options)
+    return pipeline.fetch_source(source, options).pages
 
 
 @pytest.fixture(scope="session")

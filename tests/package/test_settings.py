@@ -23,7 +23,6 @@ SETTINGS_MODULE = ROOT / "schemas" / "settings.py"
 # Reads of the whole environment that are not gpucat's variables, each with why.
 WHOLE_ENVIRON = {
     ("gpucat/pipeline.py", "fetch_source"): "provider API keys (RUNPOD_API_KEY, ...): the providers' variables",
-    ("gpucat/pipeline.py", "fetch_source_since"): "provider API keys, handed to the Fetcher",
     ("gpucat/pipeline.py", "known_secrets"): "provider API keys' values, scrubbed from anything stored",
     ("scrapers/http.py", "__init__"): "provider API keys: the Fetcher reads its source's key",
     ("flows/serve.py", "serve"): "GPUCAT_DASK_* for served runs' processes: the Dask entrypoint picks its "

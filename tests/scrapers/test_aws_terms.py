@@ -141,7 +141,7 @@ def test_a_negative_price_is_rejected_by_the_schema():
     from gpucat.scrapers import get_source
 
     items = parse_bytes("aws-terms", _replace_line(_body(EC2_FILE), b"JG3KUJMBRGHV3N8G", b'"0.0800000000"', b'"-0.08"'))
-    batch = pipeline.validate_source(get_source("aws-terms"), _raw_items(items), 1)
+    [batch] = pipeline.validate_sources([(get_source("aws-terms"), _raw_items(items), 1)])
     storage = next(b for b in batch.batches if b.table == "scraped_storage_terms")
     assert storage.frame["product"].to_list() == ["EBS gp2"]
     assert any("usd_per_gb_month" in reason for r in storage.rejected for reason in r.reasons)

@@ -189,7 +189,7 @@ def refresh(path: Path, names: list[str], replay: Path = FIXTURES) -> dict[str, 
     con = db.connect(path)
     try:
         with tempfile.TemporaryDirectory() as work:
-            runs = pipeline.refresh_sources(con, [get_source(n) for n in names], pipeline.FetchOptions(workdir=Path(work), replay_dir=replay))
+            runs = pipeline.refresh_sources(con, [get_source(n) for n in names], pipeline.FetchOptions(workdir=Path(work), replay_dir=replay), prerequisites=False)
     finally:
         con.close()
     return {run.source: (run.status, run.error) for run in runs}

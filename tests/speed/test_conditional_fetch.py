@@ -52,7 +52,7 @@ def counting(source, calls: list[str]):
 
 
 def refresh(con, source, tmp_path, **options):
-    [run] = pipeline.refresh_sources(con, [source], pipeline.FetchOptions(workdir=tmp_path, **options))
+    [run] = pipeline.refresh_sources(con, [source], pipeline.FetchOptions(workdir=tmp_path, **options), prerequisites=False)
     return run
 
 
@@ -126,7 +126,7 @@ def test_aws_unchanged_versions_skip_every_region_file(con, tmp_path):
 
 
 def test_sources_of_several_requests_send_no_http_validators():
-    seen = conditional.Validators("GET", "https://x/1", None, ETAG, None, None, 3, conditional.code_version())
+    seen = conditional.FetchTokens("GET", "https://x/1", None, ETAG, None, None, 3, conditional.code_version())
     assert seen.conditional_headers("GET", "https://x/1", None) == {}
     single = dataclasses.replace(seen, requests=1)
     assert single.conditional_headers("GET", "https://x/1", None) == {"If-None-Match": ETAG}

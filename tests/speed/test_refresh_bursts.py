@@ -37,9 +37,9 @@ def test_a_whole_refresh_opens_the_file_once_per_burst_of_ready_sources(tmp_path
     bursts: list[int] = []
     real = pipeline.load_prepared
 
-    def counting(writer, ready, **kwargs):
-        bursts.append(len(ready))
-        return real(writer, ready, **kwargs)
+    def counting(writer, ready, fallbacks=(), **kwargs):
+        bursts.append(len(ready) + len(fallbacks))
+        return real(writer, ready, fallbacks, **kwargs)
 
     monkeypatch.setattr(pipeline, "load_prepared", counting)
     sources = list(all_sources().values())
@@ -48,7 +48,8 @@ def test_a_whole_refresh_opens_the_file_once_per_burst_of_ready_sources(tmp_path
     assert {run.status for run in runs if run.source not in fallbacks} <= {"ok", "unchanged"}
     assert {run.status for run in runs if run.source in fallbacks} == {"skipped"}
     assert [run.source for run in runs] == [s.name for phase in pipeline.phases(sources) for s in phase]
-    # one opening up front (reference data, validators, rates), then one per burst and no other
+    # one opening up front (reference data, fetch tokens, rates), then one per burst and no other:
+    # the fallbacks skipped while their primaries load are recorded in their primaries' burst
     assert opens == [False] * (1 + len(bursts))
     assert sum(bursts) == len(sources)
     assert len(bursts) < len(sources) / 2, bursts  # replayed sources are ready together
@@ -58,10 +59,10 @@ def test_one_burst_loads_each_source_in_its_own_run(tmp_path: Path, opens: list[
     """A rejection of the joint validation lands on its own source's run; a failed fetch fails only its source."""
     a, b, c = example_source("example-a"), example_source("example-b"), example_source("example-c")
     ready = [
-        pipeline.Prepared(a, pipeline.new_run(a), items=[offer(source="example-a", offer_id=f"a{i}") for i in range(3)], pages=1),
-        pipeline.Prepared(b, pipeline.new_run(b), pages=1, items=[
-            offer(source="example-b", offer_id="b1"), offer(source="example-b", offer_id="b2", usd_per_gpu_hour=-1.0)]),  # fmt: skip
-        pipeline.Prepared(c, pipeline.new_run(c), error=FetchError("example-c: connection refused")),
+        pipeline.Prepared(a, pipeline.new_run(a), pipeline.Parsed([offer(source="example-a", offer_id=f"a{i}") for i in range(3)], pages=1)),
+        pipeline.Prepared(b, pipeline.new_run(b), pipeline.Parsed(pages=1, items=[
+            offer(source="example-b", offer_id="b1"), offer(source="example-b", offer_id="b2", usd_per_gpu_hour=-1.0)])),  # fmt: skip
+        pipeline.Prepared(c, pipeline.new_run(c), pipeline.Failed.of(FetchError("example-c: connection refused"))),
     ]
     runs, _ = pipeline.load_prepared(db.Writer(tmp_path / "w.duckdb"), ready)
     assert opens == [False]
@@ -93,8 +94,8 @@ def test_a_validation_that_breaks_outright_fails_only_its_own_source(tmp_path: P
     monkeypatch.setattr(validate_module, "_failures", failures)
     a, b = example_source("example-a"), example_source("example-b")
     ready = [
-        pipeline.Prepared(a, pipeline.new_run(a), items=[offer(source="example-a", offer_id="a1")], pages=1),
-        pipeline.Prepared(b, pipeline.new_run(b), items=[offer(source="example-b", offer_id="broken")], pages=1),
+        pipeline.Prepared(a, pipeline.new_run(a), pipeline.Parsed([offer(source="example-a", offer_id="a1")], pages=1)),
+        pipeline.Prepared(b, pipeline.new_run(b), pipeline.Parsed([offer(source="example-b", offer_id="broken")], pages=1)),
     ]
     runs, _ = pipeline.load_prepared(db.Writer(tmp_path / "w.duckdb"), ready)
     assert [(r.source, r.status, r.error) for r in runs] == [("example-a", "ok", None), ("example-b", "failed", "RuntimeError: engine trouble")]
@@ -107,8 +108,8 @@ def test_a_burst_that_cannot_open_the_file_says_why_on_every_run(tmp_path: Path)
     db.connect(path).close()
     a, c = example_source("example-a"), example_source("example-c")
     ready = [
-        pipeline.Prepared(a, pipeline.new_run(a), items=[offer(source="example-a", offer_id="a1")], pages=1),
-        pipeline.Prepared(c, pipeline.new_run(c), error=FetchError("example-c: connection refused")),
+        pipeline.Prepared(a, pipeline.new_run(a), pipeline.Parsed([offer(source="example-a", offer_id="a1")], pages=1)),
+        pipeline.Prepared(c, pipeline.new_run(c), pipeline.Failed.of(FetchError("example-c: connection refused"))),
     ]
     reader = hold(path, "read", 3)
     try:

@@ -190,7 +190,7 @@ def test_a_reader_of_a_lake_that_needs_migrations_is_told(lake_url: str) -> None
 def refresh(target, names: list[str]) -> list:
     with tempfile.TemporaryDirectory() as work:
         options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
-        return pipeline.refresh_sources(db.Writer(target), [get_source(n) for n in names], options)
+        return pipeline.refresh_sources(db.Writer(target), [get_source(n) for n in names], options, prerequisites=False)
 
 
 CURRENT = "SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY ALL"

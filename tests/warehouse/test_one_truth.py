@@ -24,7 +24,7 @@ LAMBDA = ["lambda-instance-types", "lambda-page"]
 
 def refresh(con: duckdb.DuckDBPyConnection, names: list[str], replay: Path = FIXTURES) -> dict[str, tuple[str, str | None]]:
     with tempfile.TemporaryDirectory() as work:
-        runs = pipeline.refresh_sources(con, [get_source(n) for n in names], pipeline.FetchOptions(workdir=Path(work), replay_dir=replay))
+        runs = pipeline.refresh_sources(con, [get_source(n) for n in names], pipeline.FetchOptions(workdir=Path(work), replay_dir=replay), prerequisites=False)
     return {run.source: (run.status, run.error) for run in runs}
 
 

@@ -189,7 +189,7 @@ def test_an_aws_regional_csv_cut_at_a_line_boundary_is_quarantined(tmp_path):
     con = db.connect(tmp_path / "aws.duckdb")
     source = get_source("aws-pricelist")
     options = pipeline.FetchOptions(workdir=tmp_path, replay_dir=replay)
-    assert [r.status for r in pipeline.refresh_sources(con, [source], options)] == ["ok"]
+    assert [r.status for r in pipeline.refresh_sources(con, [source], options, prerequisites=False)] == ["ok"]
     before = con.execute("SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY offer_id").fetchall()
     assert len(before) == 40
 
@@ -199,13 +199,13 @@ def test_an_aws_regional_csv_cut_at_a_line_boundary_is_quarantined(tmp_path):
         lines.pop()
         csv.write_bytes(b"".join(lines))
         rehash(replay)
-        parsed = [i for i in pipeline.parse_source(source, pipeline.fetch_source(source, options)) if getattr(i, "table", "") == "offers"]
+        parsed = [i for i in pipeline.parse_source(source, pipeline.fetch_source(source, options).pages) if getattr(i, "table", "") == "offers"]
         if len(parsed) <= 31:
             break
     assert len(parsed) == 31
     # The file changed behind an unchanged versioned URL; forget the version so it is read again.
     con.execute("DELETE FROM source_validators")
-    (run,) = pipeline.refresh_sources(con, [source], options)
+    (run,) = pipeline.refresh_sources(con, [source], options, prerequisites=False)
     assert run.status == "quarantined"
     assert "region us-east-1 lost 9 of its" in run.error
     assert con.execute("SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY offer_id").fetchall() == before

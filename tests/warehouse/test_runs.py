@@ -29,7 +29,7 @@ def test_a_killed_refresh_leaves_running_rows_the_next_refresh_marks_interrupted
         time.sleep(0.02)
         try:
             with duckdb.connect(str(path), read_only=True) as con:
-                running = con.execute("SELECT run_id, runner FROM scrape_runs WHERE status = 'running'").fetchall()
+                running = con.execute("SELECT run_id, runner FROM scrape_runs WHERE status = 'running' AND source = 'runpod-graphql'").fetchall()
         except duckdb.Error:
             continue
     child.send_signal(signal.SIGKILL)
@@ -68,6 +68,6 @@ def test_a_finished_run_replaces_its_running_row(tmp_path):
 
     with db.connect(tmp_path / "g.duckdb") as con:
         options = pipeline.FetchOptions(workdir=tmp_path, replay_dir=FIXTURES)
-        done = pipeline.refresh_sources(con, [get_source("runpod-graphql")], options)
+        done = pipeline.refresh_sources(con, [get_source("runpod-graphql")], options, prerequisites=False)
         rows = con.execute("SELECT run_id, status, runner FROM scrape_runs").fetchall()
     assert rows == [(done[0].run_id, "ok", None)]

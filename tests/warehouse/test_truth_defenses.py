@@ -177,8 +177,9 @@ def test_two_other_providers_are_no_quorum(con):
 def parsed_and_validated(capture: Path, source: str) -> Validated:
     src = get_source(source)
     options = pipeline.FetchOptions(workdir=capture.parent, replay_dir=capture)
-    items = pipeline.parse_source(src, pipeline.fetch_source(src, options))
-    return pipeline.validate_source(src, items, 1).batches[0]
+    items = pipeline.parse_source(src, pipeline.fetch_source(src, options).pages)
+    [batch] = pipeline.validate_sources([(src, items, 1)])
+    return batch.batches[0]
 
 
 def test_a_verda_gpu_count_the_name_contradicts_is_rejected(capture):

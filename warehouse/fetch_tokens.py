@@ -1,6 +1,7 @@
-"""Conditional fetch in the warehouse: validators per source, and the record of an unchanged run.
+"""Conditional fetch in the warehouse: each source's fetch tokens (ETag, Last-Modified, the
+provider's version), and the record of an unchanged run. They live in table `source_validators`.
 
-Validators are written only after a source's load succeeded (status `ok`), so they always vouch
+Tokens are written only after a source's load succeeded (status `ok`), so they always vouch
 for data that is loaded; a failed or quarantined run leaves the previous ones in place.
 """
 
@@ -12,29 +13,29 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
-from gpucat.scrapers.conditional import Validators
+from gpucat.scrapers.conditional import FetchTokens
 from gpucat.warehouse.db import query_sql, transaction
 from gpucat.warehouse.load import VERSIONS_TABLE, RunRecord, record_run
 
 
-def load_all(con: duckdb.DuckDBPyConnection) -> dict[str, Validators]:
-    """Source -> its validators, for every source that has some (one query for a whole refresh)."""
-    return {row[0]: Validators(*row[1:]) for row in con.execute(query_sql("all_source_validators")).fetchall()}
+def load_all(con: duckdb.DuckDBPyConnection) -> dict[str, FetchTokens]:
+    """Source -> its fetch tokens, for every source that has some (one query for a whole refresh)."""
+    return {row[0]: FetchTokens(*row[1:]) for row in con.execute(query_sql("all_fetch_tokens")).fetchall()}
 
 
-def save_all(con: duckdb.DuckDBPyConnection, seen: Sequence[tuple[str, Validators, str]]) -> None:
-    """Store (source, validators, run_id) of successful loads, in one transaction (one commit)."""
+def save_all(con: duckdb.DuckDBPyConnection, seen: Sequence[tuple[str, FetchTokens, str]]) -> None:
+    """Store (source, tokens, run_id) of successful loads, in one transaction (one commit)."""
     if not seen:
         return
     rows = [_params(source, v, run_id) for source, v, run_id in seen]
     # One statement over a frame: DuckDB's executemany runs (and plans) one INSERT per row.
     frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
-    con.register("validators_frame", frame)
+    con.register("tokens_frame", frame)
     try:
         with transaction(con):
-            con.execute(query_sql("save_source_validators"))
+            con.execute(query_sql("save_fetch_tokens"))
     finally:
-        con.unregister("validators_frame")
+        con.unregister("tokens_frame")
 
 
 _SCHEMA = {
@@ -43,17 +44,17 @@ _SCHEMA = {
 }  # fmt: skip
 
 
-def _params(source: str, validators: Validators, run_id: str) -> dict[str, object]:
+def _params(source: str, tokens: FetchTokens, run_id: str) -> dict[str, object]:
     return {
         "source": source,
-        "method": validators.method,
-        "url": validators.url,
-        "request_body_sha256": validators.request_body_sha256,
-        "etag": validators.etag,
-        "last_modified": validators.last_modified,
-        "version": validators.version,
-        "requests": validators.requests,
-        "code_version": validators.code_version,
+        "method": tokens.method,
+        "url": tokens.url,
+        "request_body_sha256": tokens.request_body_sha256,
+        "etag": tokens.etag,
+        "last_modified": tokens.last_modified,
+        "version": tokens.version,
+        "requests": tokens.requests,
+        "code_version": tokens.code_version,
         "run_id": run_id,
     }
 

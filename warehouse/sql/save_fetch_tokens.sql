@@ -1,11 +1,11 @@
--- Store the validators of successful loads (registered as `validators_frame`, one row per source):
+-- Store the conditional-fetch tokens of successful loads (registered as `tokens_frame`, one row per source):
 -- each source's row replaced. MERGE rather than INSERT OR REPLACE, which needs the PRIMARY KEY a
 -- DuckLake warehouse cannot declare (warehouse/lake_schema.py).
 MERGE INTO source_validators AS t
 USING (
     SELECT source, method, url, request_body_sha256, etag, last_modified, version, requests, code_version, run_id,
            now() AS recorded_at
-    FROM validators_frame
+    FROM tokens_frame
 ) AS s
 ON t.source = s.source
 WHEN MATCHED THEN UPDATE SET
