@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -30,6 +31,8 @@ from gpucat.schemas.errors import DatabaseBusy, DatabaseMissing, GpucatError
 from gpucat.warehouse import lake
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from gpucat.warehouse import lake_schema  # imported where a lake needs it: read commands on a file never do
 
 HERE = Path(__file__).parent
@@ -351,6 +354,37 @@ def split_statements(sql: str) -> list[str]:
 def query_sql(name: str) -> str:
     """A named query from warehouse/sql/<name>.sql."""
     return (SQL / f"{name}.sql").read_text(encoding="utf-8")
+
+
+@contextmanager
+def staged(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> Iterator[None]:
+    """`frame` readable as the table `name` by the statements run inside.
+
+    On a file it goes through a Parquet file into a temporary table: DuckDB reads Parquet
+    itself, so a load converts no frame to Arrow and never imports pyarrow (a quarter of a
+    second, a fifth of a whole refresh), and a temporary table costs less than a registered
+    frame. A lake replays a transaction that lost a conflict, the frames it read included
+    (`lake.LakeConnection`), so there the frame is registered and kept by the replay.
+    `name` comes from code, never from user input.
+    """
+    if isinstance(con, lake.LakeConnection):
+        con.register(name, frame)
+        try:
+            yield
+        finally:
+            con.unregister(name)
+        return
+    with tempfile.TemporaryDirectory(prefix="gpucat-stage-") as folder:
+        path = Path(folder) / f"{name}.parquet"
+        frame.write_parquet(path, compression="uncompressed", statistics=False)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM read_parquet($path)", {"path": str(path)})
+        try:
+            yield
+        finally:
+            try:
+                con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")
+            except duckdb.Error:  # an aborted transaction: its rollback drops the table with the rest
+                pass
 
 
 @contextmanager

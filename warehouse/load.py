@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +23,8 @@ from gpucat.schemas.validate import CONTRACTS, Validated
 from gpucat.schemas.records import Rejected
 from gpucat.scrapers import siblings
 from gpucat.warehouse import quarantine
-from gpucat.warehouse.db import query_sql, split_statements, transaction
+from gpucat.warehouse.db import query_sql, transaction
+from gpucat.warehouse.db import staged as staged_frame
 
 VERSIONS_TABLE = {
     "offers": "offer_versions",
@@ -167,46 +167,43 @@ def record_failure(con: duckdb.DuckDBPyConnection, run: RunRecord, status: str, 
 
 
 def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRecord) -> None:
+    """Merge a validated batch into its versioned table (SCD2: history only on change).
+
+    The source's current versions are read once into a plan (merge_plan.sql) that says what
+    happens to each; the statements that apply it find their rows by rowid, so a load costs
+    the source's current rows, not the table's history. Each statement gets exactly the
+    parameters it names, and none depends on another having run first.
+    """
     contract = CONTRACTS[batch.table]
     versions = VERSIONS_TABLE[batch.table]
     columns = contract.columns
-    staged = batch.frame.with_columns(pl.Series("content_hash", content_hashes(batch.frame, columns)))
+    staged = batch.frame.with_columns(pl.Series("content_hash", content_hashes(batch.frame, columns), dtype=pl.String))
     observed_at = staged["scraped_at"].max()
-    params = {"source": run.source, "run_id": run.run_id, "observed_at": observed_at}
-    key_match = " AND ".join(f"v.{k} IS NOT DISTINCT FROM s.{k}" for k in contract.key)
-    sql = query_sql("merge_versions").format(
-        versions=versions,
-        key_match=key_match,
-        columns=", ".join(columns),
-        staged_columns=", ".join(f"s.{c}" for c in columns),
-    )
-    if batch.table == "offers":  # an offer missing from a good batch is delisted, not dropped
-        sql = query_sql("delist_offers").format(key_match=key_match) + ";\n" + sql
-    statements = split_statements(sql)
-    if not _has_current(con, versions, run.source):
-        # Nothing of this source to close, delist or touch (every content hash includes its
-        # `source`): only the last statement, the INSERT of new versions, can change anything.
-        statements = statements[-1:]
-    con.register("staged", staged)
-    con.register("kept", kept_keys(batch))
-    try:
-        for statement in statements:
-            used = set(re.findall(r"\$(\w+)", statement))
-            con.execute(statement, {k: v for k, v in params.items() if k in used})
-    finally:
-        con.unregister("staged")
-        con.unregister("kept")
-    [(inverted,)] = con.execute(query_sql("inverted_versions").format(versions=versions), {"source": run.source, "observed_at": observed_at}).fetchall()
-    if inverted:  # raised inside the source's transaction: nothing of this load stays
-        raise BatchRejected(
-            f"{run.source}: a batch seen at {observed_at} would end {inverted} {batch.table} versions before they began "
-            "(valid_to < valid_from); keeping the previous data"
-        )
-
-
-def _has_current(con: duckdb.DuckDBPyConnection, versions: str, source: str) -> bool:
-    [(exists,)] = con.execute(query_sql("source_has_current").format(versions=versions), {"source": source}).fetchall()
-    return bool(exists)
+    names = {
+        "versions": versions,
+        "key_match": " AND ".join(f"v.{k} IS NOT DISTINCT FROM s.{k}" for k in contract.key),
+        "keys": ", ".join(f"v.{k}" for k in contract.key),
+        "columns": ", ".join(columns),
+        "staged_columns": ", ".join(f"s.{c}" for c in columns),
+    }
+    with staged_frame(con, "staged", staged), staged_frame(con, "kept", kept_keys(batch)):
+        con.execute(query_sql("merge_plan").format(**names), {"source": run.source, "delists": batch.table == "offers"})
+        counts = {action: (n, inverted) for action, n, inverted in con.execute(query_sql("merge_plan_counts"), {"observed_at": observed_at}).fetchall()}
+        inverted = sum(counts.get(action, (0, 0))[1] for action in ("close", "delist"))
+        if inverted:  # raised inside the source's transaction: nothing of this load stays
+            raise BatchRejected(
+                f"{run.source}: a batch seen at {observed_at} would end {inverted} {batch.table} versions before they began "
+                "(valid_to < valid_from); keeping the previous data"
+            )
+        if "delist" in counts:
+            con.execute(query_sql("merge_delist"), {"observed_at": observed_at, "run_id": run.run_id})
+        if "close" in counts or "delist" in counts:
+            con.execute(query_sql("merge_close").format(**names), {"observed_at": observed_at})
+        if "seen" in counts:
+            con.execute(query_sql("merge_touch").format(**names), {"run_id": run.run_id})
+        con.execute(query_sql("merge_insert").format(**names), {"run_id": run.run_id})
+    if batch.table == "offers":  # the quarantine's drift check reads the source's medians as of each load
+        con.execute(query_sql("record_gpu_medians"), {"source": run.source, "observed_at": observed_at})
 
 
 def kept_keys(batch: Validated) -> pl.DataFrame:
@@ -283,11 +280,8 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
                 "rejected_at": pl.Datetime(time_zone="UTC"),
             },
         )
-        con.register("rejected_frame", frame)
-        try:
-            con.execute("INSERT INTO rejected_rows BY NAME SELECT * FROM rejected_frame")
-        finally:
-            con.unregister("rejected_frame")
+        with staged_frame(con, "rejected_frame", frame):
+            con.execute(query_sql("insert_rejected_rows"))
 
 
 def _json_default(value: Any) -> str:

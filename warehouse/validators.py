@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 
 from gpucat.scrapers.conditional import Validators
-from gpucat.warehouse.db import query_sql, transaction
+from gpucat.warehouse.db import query_sql, staged, transaction
 from gpucat.warehouse.load import VERSIONS_TABLE, RunRecord, record_run
 
 
@@ -29,12 +29,8 @@ def save_all(con: duckdb.DuckDBPyConnection, seen: Sequence[tuple[str, Validator
     rows = [_params(source, v, run_id) for source, v, run_id in seen]
     # One statement over a frame: DuckDB's executemany runs (and plans) one INSERT per row.
     frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
-    con.register("validators_frame", frame)
-    try:
-        with transaction(con):
-            con.execute(query_sql("save_source_validators"))
-    finally:
-        con.unregister("validators_frame")
+    with transaction(con), staged(con, "validators_frame", frame):
+        con.execute(query_sql("save_source_validators"))
 
 
 _SCHEMA = {
