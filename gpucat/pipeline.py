@@ -18,9 +18,9 @@ from pathlib import Path
 
 import duckdb
 import pandera.polars as pa
-import polars as pl
 
 from gpucat.schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, PrimaryLoaded, SourceError, UserInputError
+from gpucat import schedules
 from gpucat.schedules import schedules_frame
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
@@ -38,7 +38,7 @@ from gpucat.scrapers.conditional import SourceUnchanged, Validators
 from gpucat.schemas.redact import redact, redact_value
 from gpucat.scrapers.http import Fetcher, make_client
 from gpucat.scrapers.normalize import NO_RATES, ExchangeRates, normalize
-from gpucat.warehouse import db, validators
+from gpucat.warehouse import db, reference, validators
 from gpucat.warehouse import runs as runs_log
 from gpucat.warehouse.load import RunRecord, load_source, record_failure
 
@@ -539,7 +539,9 @@ def pages_from_files(paths: Sequence[Path]) -> list[Page]:
 
 def load_reference(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Validate every reference CSV against its model, then replace the tables (and the sources'
-    freshness budgets) in one transaction."""
-    frames = {table: model.validate(pl.read_csv(path, infer_schema_length=None)) for table, (path, model) in REFERENCE_TABLES.items()}
-    frames["source_schedules"] = schedules_frame()  # freshness budgets, from the schedules file
-    return db.load_reference(con, frames)
+    freshness budgets) in one transaction: only those whose file or code changed since they were
+    last loaded (warehouse/reference.py). Returns the rows written per table."""
+    tables = {table: reference.csv_reference(path, model) for table, (path, model) in REFERENCE_TABLES.items()}
+    budgets = reference.digest(schedules.config_path(), Path(schedules.__file__), ",".join(sorted(all_sources())))
+    tables["source_schedules"] = reference.Reference(budgets, schedules_frame)  # freshness budgets, from the schedules file
+    return db.load_changed_reference(con, tables)

@@ -33,7 +33,7 @@ from gpucat.warehouse import lake
 if TYPE_CHECKING:
     import polars as pl
 
-    from gpucat.warehouse import lake_schema  # imported where a lake needs it: read commands on a file never do
+    from gpucat.warehouse import lake_schema, reference  # imported where needed: read commands on a file never do
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
@@ -398,18 +398,46 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.commit()
 
 
-def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any]) -> dict[str, int]:
+def load_changed_reference(con: duckdb.DuckDBPyConnection, tables: Mapping[str, reference.Reference]) -> dict[str, int]:
+    """`load_reference` of the tables whose digest differs from the one they were last loaded
+    from (every table of a new warehouse); the others are neither built nor validated.
+    The digest also covers the newest migration, which may have reshaped a table."""
+    stored = {table: (digest, checksum) for table, digest, checksum in con.execute(query_sql("reference_digests")).fetchall()}
+    schema = migration_files()[-1].stem if migration_files() else ""
+    digests = {table: f"{ref.digest}/{schema}" for table, ref in tables.items()}
+    checksums = reference_checksums(con, [table for table in tables if table in stored])
+    changed = [table for table in tables if stored.get(table) != (digests[table], checksums.get(table))]
+    if not changed:
+        return {}
+    frames = {table: tables[table].frame() for table in changed}  # validated before the transaction opens
+    return load_reference(con, frames, digests={table: digests[table] for table in changed})
+
+
+def reference_checksums(con: duckdb.DuckDBPyConnection, tables: list[str]) -> dict[str, str]:
+    """Table -> a checksum of its rows (count and summed row hashes), in one query."""
+    if not tables:
+        return {}
+    query = " UNION ALL ".join(query_sql("reference_checksum").format(table=table).replace("$table_name", f"$t{n}") for n, table in enumerate(tables))
+    return dict(con.execute(query, {f"t{n}": table for n, table in enumerate(tables)}).fetchall())
+
+
+def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any], *, digests: Mapping[str, str] | None = None) -> dict[str, int]:
     """Replace reference tables with validated frames (table name -> polars frame), in one transaction.
 
     Which tables and files these are is the caller's list (`gpucat.pipeline.REFERENCE_TABLES`);
-    table names come from that list, never from user input.
+    table names come from that list, never from user input. `digests` records what each table
+    was loaded from; a table loaded without one is reloaded from its file by the next refresh.
     """
+    digests = digests or {}
     with transaction(con):
         for table, frame in frames.items():
             con.execute(f"DELETE FROM {table}")
-            con.register("reference_frame", frame)
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
-            con.unregister("reference_frame")
+            with staged(con, "reference_frame", frame):
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
+            if table not in digests:
+                con.execute(query_sql("forget_reference_digest"), {"table_name": table})
+        for table, checksum in reference_checksums(con, [t for t in frames if t in digests]).items():
+            con.execute(query_sql("save_reference_digests"), {"table_name": table, "digest": digests[table], "rows_checksum": checksum})
         if isinstance(con, lake.LakeConnection):  # no PRIMARY KEY there: check the keys before the commit
             from gpucat.warehouse import lake_schema
 
