@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -186,7 +187,8 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         "columns": ", ".join(columns),
         "staged_columns": ", ".join(f"s.{c}" for c in columns),
     }
-    with staged_frame(con, "staged", staged), staged_frame(con, "kept", kept_keys(batch)):
+    kept = kept_keys(batch)
+    with staged_frame(con, "staged", staged), (staged_frame(con, "kept", kept) if kept.height else _no_kept(con, names["keys"])):
         con.execute(query_sql("merge_plan").format(**names), {"source": run.source, "delists": batch.table == "offers"})
         counts = {action: (n, inverted) for action, n, inverted in con.execute(query_sql("merge_plan_counts"), {"observed_at": observed_at}).fetchall()}
         inverted = sum(counts.get(action, (0, 0))[1] for action in ("close", "delist"))
@@ -204,6 +206,13 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         con.execute(query_sql("merge_insert").format(**names), {"run_id": run.run_id})
     if batch.table == "offers":  # the quarantine's drift check reads the source's medians as of each load
         con.execute(query_sql("record_gpu_medians"), {"source": run.source, "observed_at": observed_at})
+
+
+@contextmanager
+def _no_kept(con: duckdb.DuckDBPyConnection, keys: str) -> Iterator[None]:
+    """An empty `kept` with the key columns of `staged` (most loads keep nothing: no file to write)."""
+    con.execute(query_sql("no_kept_keys").format(keys=keys.replace("v.", "")))
+    yield
 
 
 def kept_keys(batch: Validated) -> pl.DataFrame:
