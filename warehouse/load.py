@@ -268,29 +268,36 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
             "captured_at": run.captured_at,
         },
     )
-    if run.rejected:
+    for first in range(0, len(run.rejected), REJECTED_CHUNK):
+        chunk = run.rejected[first : first + REJECTED_CHUNK]
         frame = pl.DataFrame(
             {
-                "run_id": [run.run_id] * len(run.rejected),
-                "source": [run.source] * len(run.rejected),
-                "provider": [run.provider] * len(run.rejected),
-                "table_name": [r.table for r in run.rejected],
-                "reasons": [list(r.reasons) for r in run.rejected],
-                "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for r in run.rejected],
-                "rejected_at": [run.finished_at] * len(run.rejected),
+                "run_id": [run.run_id] * len(chunk),
+                "source": [run.source] * len(chunk),
+                "provider": [run.provider] * len(chunk),
+                "table_name": [r.table for r in chunk],
+                "reasons": [list(r.reasons) for r in chunk],
+                "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for r in chunk],
+                "rejected_at": [run.finished_at] * len(chunk),
             },
-            schema={
-                "run_id": pl.String,
-                "source": pl.String,
-                "provider": pl.String,
-                "table_name": pl.String,
-                "reasons": pl.List(pl.String),
-                "row_json": pl.String,
-                "rejected_at": pl.Datetime(time_zone="UTC"),
-            },
+            schema=_REJECTED_SCHEMA,
         )
         with staged_frame(con, "rejected_frame", frame):
             con.execute(query_sql("insert_rejected_rows"))
+
+
+# Rejected rows are written this many at a time: a marketplace answer may reject tens of
+# thousands of raw offers, and their JSON at once would cost hundreds of MB.
+REJECTED_CHUNK = 5000
+_REJECTED_SCHEMA = {
+    "run_id": pl.String,
+    "source": pl.String,
+    "provider": pl.String,
+    "table_name": pl.String,
+    "reasons": pl.List(pl.String),
+    "row_json": pl.String,
+    "rejected_at": pl.Datetime(time_zone="UTC"),
+}
 
 
 def _json_default(value: Any) -> str:
