@@ -189,8 +189,8 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
     }
     kept = kept_keys(batch)
     with staged_frame(con, "staged", staged), (staged_frame(con, "kept", kept) if kept.height else _no_kept(con, names["keys"])):
-        con.execute(query_sql("merge_plan").format(**names), {"source": run.source, "delists": batch.table == "offers"})
-        counts = {action: (n, inverted) for action, n, inverted in con.execute(query_sql("merge_plan_counts"), {"observed_at": observed_at}).fetchall()}
+        [(planned,)] = con.execute(query_sql("merge_plan").format(**names), {"source": run.source, "delists": batch.table == "offers"}).fetchall()
+        counts = {action: (n, inverted) for action, n, inverted in con.execute(query_sql("merge_plan_counts"), {"observed_at": observed_at}).fetchall()} if planned else {}
         inverted = sum(counts.get(action, (0, 0))[1] for action in ("close", "delist"))
         if inverted:  # raised inside the source's transaction: nothing of this load stays
             raise BatchRejected(
@@ -247,27 +247,26 @@ def content_hashes(frame: pl.DataFrame, columns: Iterable[str]) -> list[str]:
 def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> None:
     run.status = status
     run.finished_at = run.finished_at or datetime.now(UTC)
-    con.execute(query_sql("clear_running_run"), {"run_id": run.run_id})  # the run's start row gives way to its outcome
-    con.execute(
-        query_sql("insert_scrape_run"),
-        {
-            "run_id": run.run_id,
-            "flow_run_id": run.flow_run_id,
-            "source": run.source,
-            "provider": run.provider,
-            "started_at": run.started_at,
-            "finished_at": run.finished_at,
-            "status": status,
-            "rows_fetched": run.rows_fetched,
-            "rows_valid": run.rows_valid if status in ("ok", "quarantined") else 0,
-            "rows_rejected": run.rows_rejected,
-            "rows_skipped": run.rows_skipped,
-            "pages": run.pages,
-            "error": run.error,
-            "capture": run.capture,
-            "captured_at": run.captured_at,
-        },
-    )
+    outcome = {
+        "run_id": run.run_id,
+        "flow_run_id": run.flow_run_id,
+        "source": run.source,
+        "provider": run.provider,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "status": status,
+        "rows_fetched": run.rows_fetched,
+        "rows_valid": run.rows_valid if status in ("ok", "quarantined") else 0,
+        "rows_rejected": run.rows_rejected,
+        "rows_skipped": run.rows_skipped,
+        "pages": run.pages,
+        "error": run.error,
+        "capture": run.capture,
+        "captured_at": run.captured_at,
+    }
+    [(finished,)] = con.execute(query_sql("finish_scrape_run"), outcome).fetchall()  # the run's start row gives way to its outcome
+    if not finished:
+        con.execute(query_sql("insert_scrape_run"), outcome)
     for first in range(0, len(run.rejected), REJECTED_CHUNK):
         chunk = run.rejected[first : first + REJECTED_CHUNK]
         frame = pl.DataFrame(
