@@ -120,7 +120,10 @@ def bench_history(reps: int, n: int, work: Path, env: dict[str, str]) -> None:
     refresh(base, env)
     grown = work / f"history-{n}.duckdb"
     shutil.copy(base, grown)
-    sizes = grow_history(grown, n)
+    # In a child: DuckDB's memory in this process would be copied into every later child's
+    # peak RSS at fork (wait4 counts it), inflating the market figures.
+    grow = subprocess.run([sys.executable, __file__, "--grow", str(grown), str(n)], capture_output=True, text=True, check=True)
+    sizes = json.loads(grow.stdout.strip().splitlines()[-1])
     after_1, after_n = [], []
     for i in range(reps):
         for source, times in ((base, after_1), (grown, after_n)):
@@ -175,7 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--history", type=int, default=1000, help="synthetic refreshes of closed history")
     parser.add_argument("--market", default="10000,100000", help="Vast offer counts, comma-separated")
     parser.add_argument("--only", choices=("floor", "history", "market"))
+    parser.add_argument("--grow", nargs=2, metavar=("DB", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.grow:
+        print(json.dumps(grow_history(Path(args.grow[0]), int(args.grow[1]))))
+        return 0
     env = cli_env()
     with tempfile.TemporaryDirectory(prefix="gpucat-floor-") as folder:
         work = Path(folder)
