@@ -32,8 +32,10 @@ from typing import Any
 
 import duckdb
 import pandera.polars as pa
-import polars as pl
 
+from functools import partial
+
+from gpucat import schedules as schedules_file
 from gpucat.memory.archs import MODEL_ARCHS_CSV
 from gpucat.progress import report
 from gpucat.schedules import schedules_frame
@@ -53,7 +55,7 @@ from gpucat.scrapers.conditional import FetchTokens, SourceUnchanged
 from gpucat.schemas.settings import Settings
 from gpucat.scrapers.http import Fetcher, make_client
 from gpucat.scrapers.normalize import NO_RATES, ExchangeRates, normalize
-from gpucat.warehouse import db, fetch_tokens
+from gpucat.warehouse import db, fetch_tokens, reference
 from gpucat.warehouse import runs as runs_log
 from gpucat.warehouse.load import RunRecord, load_source, record_failure
 
@@ -607,7 +609,10 @@ def pages_from_files(paths: Sequence[Path]) -> list[Page]:
 
 def load_reference(con: duckdb.DuckDBPyConnection, schedules: Path | None = None) -> dict[str, int]:
     """Validate every reference CSV against its model, then replace the tables (and the sources'
-    freshness budgets) in one transaction."""
-    frames = {table: model.validate(pl.read_csv(path, infer_schema_length=None)) for table, (path, model) in REFERENCE_TABLES.items()}
-    frames["source_schedules"] = schedules_frame(schedules)  # freshness budgets, from the schedules file
-    return db.load_reference(con, frames)
+    freshness budgets) in one transaction: only those whose file or code changed since they were
+    last loaded (warehouse/reference.py). Returns the rows written per table."""
+    tables = {table: reference.csv_reference(path, model) for table, (path, model) in REFERENCE_TABLES.items()}
+    config = schedules_file.config_path(schedules)
+    budgets = reference.digest(config, Path(schedules_file.__file__), ",".join(sorted(all_sources())))
+    tables["source_schedules"] = reference.Reference(budgets, partial(schedules_frame, config))  # freshness budgets, from the schedules file
+    return db.load_changed_reference(con, tables)

@@ -95,28 +95,31 @@ def _validate_alone(table: str, records: Sequence[Record]) -> Validated | Except
         return exc
 
 
-def _unique(contract: Contract, records: Sequence[Record]) -> tuple[list[dict[str, Any]], list[Rejected]]:
-    """Rows with one occurrence of each natural key; the others are rejected visibly.
+def _unique(contract: Contract, records: Sequence[Record]) -> tuple[list[Record], list[Rejected]]:
+    """Records with one occurrence of each natural key; the others are rejected visibly.
 
     A key listed again with the same content keeps its first row (`duplicate_key`). A key
     listed with different contents keeps none (`conflicting_duplicate_key` on every copy):
     which is the truth is unknowable, and the first one listed must not win by its place
-    (the quarantine holds such a batch whole)."""
-    rows = [r.as_row() for r in records]
+    (the quarantine holds such a batch whole). Records stay records (no row dict each): a
+    100k-offer batch would otherwise hold two dicts per offer at once."""
+    keys = [tuple(_hashable(getattr(r, k, None)) for k in contract.key) for r in records]
+    if len(set(keys)) == len(keys):
+        return list(records), []
     by_key: dict[tuple[Any, ...], list[int]] = defaultdict(list)
-    for i, record in enumerate(rows):
-        by_key[tuple(_hashable(record.get(k)) for k in contract.key)].append(i)
-    conflicting = {key for key, at in by_key.items() if len(at) > 1 and any(rows[j] != rows[at[0]] for j in at[1:])}
-    unique: list[dict[str, Any]] = []
+    for i, key in enumerate(keys):
+        by_key[key].append(i)
+    unique: list[Record] = []
     rejected: list[Rejected] = []
     for key, at in by_key.items():
         named = dict(zip(contract.key, key, strict=True))
-        if key in conflicting:
+        first = records[at[0]]
+        if len(at) > 1 and any(records[j].as_row() != first.as_row() for j in at[1:]):
             reason = f"conflicting_duplicate_key: {named} is listed {len(at)} times with different content"
-            rejected.extend(Rejected(contract.table, (reason,), _row(rows[j])) for j in at)
+            rejected.extend(Rejected(contract.table, (reason,), records[j].as_row()) for j in at)
             continue
-        unique.append(rows[at[0]])
-        rejected.extend(Rejected(contract.table, (f"duplicate_key: {named}",), _row(rows[j])) for j in at[1:])
+        unique.append(first)
+        rejected.extend(Rejected(contract.table, (f"duplicate_key: {named}",), records[j].as_row()) for j in at[1:])
     return unique, rejected
 
 
@@ -124,11 +127,12 @@ def _hashable(value: Any) -> Any:
     return value if isinstance(value, (str, int, float, type(None))) else repr(value)
 
 
-def _frame(contract: Contract, rows: list[dict[str, Any]]) -> pl.DataFrame:
-    columns = contract.columns
-    if not rows:
+def _frame(contract: Contract, records: Sequence[Record]) -> pl.DataFrame:
+    """The records as a frame of the contract's columns, built column by column."""
+    if not records:
         return pl.DataFrame(schema=contract.polars_schema())
-    return pl.DataFrame([{c: r.get(c) for c in columns} for r in rows], schema=contract.polars_schema(), strict=False, orient="row")
+    columns = {c: [getattr(r, c, None) for r in records] for c in contract.columns}
+    return pl.DataFrame(columns, schema=contract.polars_schema(), strict=False)
 
 
 def _failures(contract: Contract, frame: pl.DataFrame) -> dict[int, list[str]]:
@@ -149,20 +153,16 @@ def _failures(contract: Contract, frame: pl.DataFrame) -> dict[int, list[str]]:
 
 
 def _split(
-    contract: Contract, unique: list[dict[str, Any]], frame: pl.DataFrame, rejected: list[Rejected], reasons: dict[int, list[str]], *, check_rest: bool
+    contract: Contract, unique: list[Record], frame: pl.DataFrame, rejected: list[Rejected], reasons: dict[int, list[str]], *, check_rest: bool
 ) -> Validated:
     if not reasons:
         return Validated(contract.table, frame, rejected)
     bad = sorted(reasons)
-    rejected = rejected + [Rejected(contract.table, tuple(dict.fromkeys(reasons[i])), _row(unique[i])) for i in bad]
+    rejected = rejected + [Rejected(contract.table, tuple(dict.fromkeys(reasons[i])), unique[i].as_row()) for i in bad]
     frame = frame.with_row_index("_i").filter(~pl.col("_i").is_in(bad)).drop("_i")
     if check_rest:
         contract.model.validate(frame)  # what remains must pass; a failure here is a bug, not data
     return Validated(contract.table, frame, rejected)
-
-
-def _row(record: dict[str, Any]) -> dict[str, Any]:
-    return dict(record)
 
 
 def _shorten(reason: str, limit: int = 120) -> str:

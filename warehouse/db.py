@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -31,7 +32,9 @@ from gpucat.schemas.settings import Settings
 from gpucat.warehouse import lake
 
 if TYPE_CHECKING:
-    from gpucat.warehouse import lake_schema  # imported where a lake needs it: read commands on a file never do
+    import polars as pl
+
+    from gpucat.warehouse import lake_schema, reference  # imported where needed: read commands on a file never do
 
 HERE = Path(__file__).parent
 MIGRATIONS = HERE / "migrations"
@@ -337,6 +340,15 @@ def migrate(con: duckdb.DuckDBPyConnection, *, rewrite: Callable[[str], str] | N
     """
     create = "CREATE TABLE IF NOT EXISTS schema_migrations (version VARCHAR PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)"
     con.execute(rewrite(create) if rewrite else create)
+    if rewrite is None and not _applied(con):
+        # A new file has one writer and nothing to keep: every migration in one transaction (one
+        # commit instead of one per migration, a tenth of a new warehouse's first refresh).
+        pending = pending_migrations(con)
+        with transaction(con):
+            for version in pending:
+                run_script(con, MIGRATIONS / f"{version}.sql")
+                con.execute("INSERT INTO schema_migrations VALUES ($v, now())", {"v": version})
+        return pending
     done = []
     for version in pending_migrations(con):
         with transaction(con):
@@ -370,6 +382,37 @@ def query_sql(name: str) -> str:
 
 
 @contextmanager
+def staged(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> Iterator[None]:
+    """`frame` readable as the table `name` by the statements run inside.
+
+    On a file it goes through a Parquet file into a temporary table: DuckDB reads Parquet
+    itself, so a load converts no frame to Arrow and never imports pyarrow (a quarter of a
+    second, a fifth of a whole refresh), and a temporary table costs less than a registered
+    frame. A lake replays a transaction that lost a conflict, the frames it read included
+    (`lake.LakeConnection`), so there the frame is registered and kept by the replay.
+    `name` comes from code, never from user input.
+    """
+    if isinstance(con, lake.LakeConnection):
+        con.register(name, frame)
+        try:
+            yield
+        finally:
+            con.unregister(name)
+        return
+    with tempfile.TemporaryDirectory(prefix="gpucat-stage-") as folder:
+        path = Path(folder) / f"{name}.parquet"
+        frame.write_parquet(path, compression="uncompressed", statistics=False)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM read_parquet($path)", {"path": str(path)})
+        try:
+            yield
+        finally:
+            try:
+                con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")
+            except duckdb.Error:  # an aborted transaction: its rollback drops the table with the rest
+                pass
+
+
+@contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.begin()
     try:
@@ -380,18 +423,46 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.commit()
 
 
-def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any]) -> dict[str, int]:
+def load_changed_reference(con: duckdb.DuckDBPyConnection, tables: Mapping[str, reference.Reference]) -> dict[str, int]:
+    """`load_reference` of the tables whose digest differs from the one they were last loaded
+    from (every table of a new warehouse); the others are neither built nor validated.
+    The digest also covers the newest migration, which may have reshaped a table."""
+    stored = {table: (digest, checksum) for table, digest, checksum in con.execute(query_sql("reference_digests")).fetchall()}
+    schema = migration_files()[-1].stem if migration_files() else ""
+    digests = {table: f"{ref.digest}/{schema}" for table, ref in tables.items()}
+    checksums = reference_checksums(con, [table for table in tables if table in stored])
+    changed = [table for table in tables if stored.get(table) != (digests[table], checksums.get(table))]
+    if not changed:
+        return {}
+    frames = {table: tables[table].frame() for table in changed}  # validated before the transaction opens
+    return load_reference(con, frames, digests={table: digests[table] for table in changed})
+
+
+def reference_checksums(con: duckdb.DuckDBPyConnection, tables: list[str]) -> dict[str, str]:
+    """Table -> a checksum of its rows (count and summed row hashes), in one query."""
+    if not tables:
+        return {}
+    query = " UNION ALL ".join(query_sql("reference_checksum").format(table=table).replace("$table_name", f"$t{n}") for n, table in enumerate(tables))
+    return dict(con.execute(query, {f"t{n}": table for n, table in enumerate(tables)}).fetchall())
+
+
+def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any], *, digests: Mapping[str, str] | None = None) -> dict[str, int]:
     """Replace reference tables with validated frames (table name -> polars frame), in one transaction.
 
     Which tables and files these are is the caller's list (`gpucat.pipeline.REFERENCE_TABLES`);
-    table names come from that list, never from user input.
+    table names come from that list, never from user input. `digests` records what each table
+    was loaded from; a table loaded without one is reloaded from its file by the next refresh.
     """
+    digests = digests or {}
     with transaction(con):
         for table, frame in frames.items():
             con.execute(f"DELETE FROM {table}")
-            con.register("reference_frame", frame)
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
-            con.unregister("reference_frame")
+            with staged(con, "reference_frame", frame):
+                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
+            if table not in digests:
+                con.execute(query_sql("forget_reference_digest"), {"table_name": table})
+        for table, checksum in reference_checksums(con, [t for t in frames if t in digests]).items():
+            con.execute(query_sql("save_reference_digests"), {"table_name": table, "digest": digests[table], "rows_checksum": checksum})
         if isinstance(con, lake.LakeConnection):  # no PRIMARY KEY there: check the keys before the commit
             from gpucat.warehouse import lake_schema
 

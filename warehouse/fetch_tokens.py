@@ -14,7 +14,7 @@ import duckdb
 import polars as pl
 
 from gpucat.scrapers.conditional import FetchTokens
-from gpucat.warehouse.db import query_sql, transaction
+from gpucat.warehouse.db import query_sql, staged, transaction
 from gpucat.warehouse.load import VERSIONS_TABLE, RunRecord, record_run
 
 
@@ -30,12 +30,8 @@ def save_all(con: duckdb.DuckDBPyConnection, seen: Sequence[tuple[str, FetchToke
     rows = [_params(source, v, run_id) for source, v, run_id in seen]
     # One statement over a frame: DuckDB's executemany runs (and plans) one INSERT per row.
     frame = pl.DataFrame(rows, schema=_SCHEMA, orient="row")
-    con.register("tokens_frame", frame)
-    try:
-        with transaction(con):
-            con.execute(query_sql("save_fetch_tokens"))
-    finally:
-        con.unregister("tokens_frame")
+    with transaction(con), staged(con, "tokens_frame", frame):
+        con.execute(query_sql("save_fetch_tokens"))
 
 
 _SCHEMA = {

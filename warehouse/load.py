@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -24,7 +24,8 @@ from gpucat.schemas.validate import CONTRACTS, Validated
 from gpucat.schemas.records import Rejected
 from gpucat.scrapers import siblings
 from gpucat.warehouse import quarantine
-from gpucat.warehouse.db import query_sql, split_statements, transaction
+from gpucat.warehouse.db import query_sql, transaction
+from gpucat.warehouse.db import staged as staged_frame
 
 VERSIONS_TABLE = {
     "offers": "offer_versions",
@@ -167,46 +168,51 @@ def record_failure(con: duckdb.DuckDBPyConnection, run: RunRecord, status: str, 
 
 
 def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRecord) -> None:
+    """Merge a validated batch into its versioned table (SCD2: history only on change).
+
+    The source's current versions are read once into a plan (merge_plan.sql) that says what
+    happens to each; the statements that apply it find their rows by rowid, so a load costs
+    the source's current rows, not the table's history. Each statement gets exactly the
+    parameters it names, and none depends on another having run first.
+    """
     contract = CONTRACTS[batch.table]
     versions = VERSIONS_TABLE[batch.table]
     columns = contract.columns
-    staged = batch.frame.with_columns(pl.Series("content_hash", content_hashes(batch.frame, columns)))
+    staged = batch.frame.with_columns(pl.Series("content_hash", content_hashes(batch.frame, columns), dtype=pl.String))
     observed_at = staged["scraped_at"].max()
-    params = {"source": run.source, "run_id": run.run_id, "observed_at": observed_at}
-    key_match = " AND ".join(f"v.{k} IS NOT DISTINCT FROM s.{k}" for k in contract.key)
-    sql = query_sql("merge_versions").format(
-        versions=versions,
-        key_match=key_match,
-        columns=", ".join(columns),
-        staged_columns=", ".join(f"s.{c}" for c in columns),
-    )
-    if batch.table == "offers":  # an offer missing from a good batch is delisted, not dropped
-        sql = query_sql("delist_offers").format(key_match=key_match) + ";\n" + sql
-    statements = split_statements(sql)
-    if not _has_current(con, versions, run.source):
-        # Nothing of this source to close, delist or touch (every content hash includes its
-        # `source`): only the last statement, the INSERT of new versions, can change anything.
-        statements = statements[-1:]
-    con.register("staged", staged)
-    con.register("kept", kept_keys(batch))
-    try:
-        for statement in statements:
-            used = set(re.findall(r"\$(\w+)", statement))
-            con.execute(statement, {k: v for k, v in params.items() if k in used})
-    finally:
-        con.unregister("staged")
-        con.unregister("kept")
-    [(inverted,)] = con.execute(query_sql("inverted_versions").format(versions=versions), {"source": run.source, "observed_at": observed_at}).fetchall()
-    if inverted:  # raised inside the source's transaction: nothing of this load stays
-        raise BatchRejected(
-            f"{run.source}: a batch seen at {observed_at} would end {inverted} {batch.table} versions before they began "
-            "(valid_to < valid_from); keeping the previous data"
-        )
+    names = {
+        "versions": versions,
+        "key_match": " AND ".join(f"v.{k} IS NOT DISTINCT FROM s.{k}" for k in contract.key),
+        "keys": ", ".join(f"v.{k}" for k in contract.key),
+        "columns": ", ".join(columns),
+        "staged_columns": ", ".join(f"s.{c}" for c in columns),
+    }
+    kept = kept_keys(batch)
+    with staged_frame(con, "staged", staged), (staged_frame(con, "kept", kept) if kept.height else _no_kept(con, names["keys"])):
+        [(planned,)] = con.execute(query_sql("merge_plan").format(**names), {"source": run.source, "delists": batch.table == "offers"}).fetchall()
+        counts = {action: (n, inverted) for action, n, inverted in con.execute(query_sql("merge_plan_counts"), {"observed_at": observed_at}).fetchall()} if planned else {}
+        inverted = sum(counts.get(action, (0, 0))[1] for action in ("close", "delist"))
+        if inverted:  # raised inside the source's transaction: nothing of this load stays
+            raise BatchRejected(
+                f"{run.source}: a batch seen at {observed_at} would end {inverted} {batch.table} versions before they began "
+                "(valid_to < valid_from); keeping the previous data"
+            )
+        if "delist" in counts:
+            con.execute(query_sql("merge_delist"), {"observed_at": observed_at, "run_id": run.run_id})
+        if "close" in counts or "delist" in counts:
+            con.execute(query_sql("merge_close").format(**names), {"observed_at": observed_at})
+        if "seen" in counts:
+            con.execute(query_sql("merge_touch").format(**names), {"run_id": run.run_id})
+        con.execute(query_sql("merge_insert").format(**names), {"run_id": run.run_id})
+    if batch.table == "offers":  # the quarantine's drift check reads the source's medians as of each load
+        con.execute(query_sql("record_gpu_medians"), {"source": run.source, "observed_at": observed_at})
 
 
-def _has_current(con: duckdb.DuckDBPyConnection, versions: str, source: str) -> bool:
-    [(exists,)] = con.execute(query_sql("source_has_current").format(versions=versions), {"source": source}).fetchall()
-    return bool(exists)
+@contextmanager
+def _no_kept(con: duckdb.DuckDBPyConnection, keys: str) -> Iterator[None]:
+    """An empty `kept` with the key columns of `staged` (most loads keep nothing: no file to write)."""
+    con.execute(query_sql("no_kept_keys").format(keys=keys.replace("v.", "")))
+    yield
 
 
 def kept_keys(batch: Validated) -> pl.DataFrame:
@@ -241,53 +247,56 @@ def content_hashes(frame: pl.DataFrame, columns: Iterable[str]) -> list[str]:
 def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> None:
     run.status = status
     run.finished_at = run.finished_at or datetime.now(UTC)
-    con.execute(query_sql("clear_running_run"), {"run_id": run.run_id})  # the run's start row gives way to its outcome
-    con.execute(
-        query_sql("insert_scrape_run"),
-        {
-            "run_id": run.run_id,
-            "flow_run_id": run.flow_run_id,
-            "source": run.source,
-            "provider": run.provider,
-            "started_at": run.started_at,
-            "finished_at": run.finished_at,
-            "status": status,
-            "rows_fetched": run.rows_fetched,
-            "rows_valid": run.rows_valid if status in ("ok", "quarantined") else 0,
-            "rows_rejected": run.rows_rejected,
-            "rows_skipped": run.rows_skipped,
-            "pages": run.pages,
-            "error": run.error,
-            "capture": run.capture,
-            "captured_at": run.captured_at,
-        },
-    )
-    if run.rejected:
+    outcome = {
+        "run_id": run.run_id,
+        "flow_run_id": run.flow_run_id,
+        "source": run.source,
+        "provider": run.provider,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "status": status,
+        "rows_fetched": run.rows_fetched,
+        "rows_valid": run.rows_valid if status in ("ok", "quarantined") else 0,
+        "rows_rejected": run.rows_rejected,
+        "rows_skipped": run.rows_skipped,
+        "pages": run.pages,
+        "error": run.error,
+        "capture": run.capture,
+        "captured_at": run.captured_at,
+    }
+    [(finished,)] = con.execute(query_sql("finish_scrape_run"), outcome).fetchall()  # the run's start row gives way to its outcome
+    if not finished:
+        con.execute(query_sql("insert_scrape_run"), outcome)
+    for first in range(0, len(run.rejected), REJECTED_CHUNK):
+        chunk = run.rejected[first : first + REJECTED_CHUNK]
         frame = pl.DataFrame(
             {
-                "run_id": [run.run_id] * len(run.rejected),
-                "source": [run.source] * len(run.rejected),
-                "provider": [run.provider] * len(run.rejected),
-                "table_name": [r.table for r in run.rejected],
-                "reasons": [list(r.reasons) for r in run.rejected],
-                "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for r in run.rejected],
-                "rejected_at": [run.finished_at] * len(run.rejected),
+                "run_id": [run.run_id] * len(chunk),
+                "source": [run.source] * len(chunk),
+                "provider": [run.provider] * len(chunk),
+                "table_name": [r.table for r in chunk],
+                "reasons": [list(r.reasons) for r in chunk],
+                "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for r in chunk],
+                "rejected_at": [run.finished_at] * len(chunk),
             },
-            schema={
-                "run_id": pl.String,
-                "source": pl.String,
-                "provider": pl.String,
-                "table_name": pl.String,
-                "reasons": pl.List(pl.String),
-                "row_json": pl.String,
-                "rejected_at": pl.Datetime(time_zone="UTC"),
-            },
+            schema=_REJECTED_SCHEMA,
         )
-        con.register("rejected_frame", frame)
-        try:
-            con.execute("INSERT INTO rejected_rows BY NAME SELECT * FROM rejected_frame")
-        finally:
-            con.unregister("rejected_frame")
+        with staged_frame(con, "rejected_frame", frame):
+            con.execute(query_sql("insert_rejected_rows"))
+
+
+# Rejected rows are written this many at a time: a marketplace answer may reject tens of
+# thousands of raw offers, and their JSON at once would cost hundreds of MB.
+REJECTED_CHUNK = 5000
+_REJECTED_SCHEMA = {
+    "run_id": pl.String,
+    "source": pl.String,
+    "provider": pl.String,
+    "table_name": pl.String,
+    "reasons": pl.List(pl.String),
+    "row_json": pl.String,
+    "rejected_at": pl.Datetime(time_zone="UTC"),
+}
 
 
 def _json_default(value: Any) -> str:

@@ -1,0 +1,75 @@
+"""Reference tables are validated and written when what they come from changed, not on every refresh."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from gpucat import pipeline
+from gpucat.schemas.gpu_models import GpuModelRow
+from gpucat.schemas.reference import GPU_MODELS_CSV
+from gpucat.warehouse import db, reference
+
+
+@pytest.fixture
+def con(tmp_path):
+    connection = db.connect(tmp_path / "t.duckdb")
+    yield connection
+    connection.close()
+
+
+def test_a_new_warehouse_loads_every_table_then_a_second_refresh_none(con):
+    first = pipeline.load_reference(con)
+    assert set(first) == {*pipeline.REFERENCE_TABLES, "source_schedules"}
+    assert first["gpu_models"] == con.execute("SELECT count(*) FROM gpu_models").fetchone()[0] > 0
+    assert pipeline.load_reference(con) == {}
+
+
+def _never() -> pl.DataFrame:
+    raise AssertionError("an unchanged table was built and validated again")
+
+
+def test_an_unchanged_digest_is_neither_built_nor_validated(con):
+    table = reference.csv_reference(GPU_MODELS_CSV, GpuModelRow)
+    assert db.load_changed_reference(con, {"gpu_models": table}) == {"gpu_models": table.frame().height}
+    assert db.load_changed_reference(con, {"gpu_models": reference.Reference(table.digest, _never)}) == {}
+
+
+def test_a_changed_file_is_validated_and_reloaded(con, tmp_path):
+    csv = tmp_path / "gpu_models.csv"
+    csv.write_bytes(GPU_MODELS_CSV.read_bytes())
+    db.load_changed_reference(con, {"gpu_models": reference.csv_reference(csv, GpuModelRow)})
+    lines = csv.read_text().splitlines()
+    csv.write_text("\n".join(lines[:-1]) + "\n")  # the last model removed
+    assert db.load_changed_reference(con, {"gpu_models": reference.csv_reference(csv, GpuModelRow)}) == {"gpu_models": len(lines) - 2}
+    assert con.execute("SELECT count(*) FROM gpu_models").fetchone()[0] == len(lines) - 2
+
+
+def test_a_changed_file_that_breaks_its_model_is_refused_and_the_old_rows_stay(con, tmp_path):
+    csv = tmp_path / "gpu_models.csv"
+    csv.write_bytes(GPU_MODELS_CSV.read_bytes())
+    before = db.load_changed_reference(con, {"gpu_models": reference.csv_reference(csv, GpuModelRow)})["gpu_models"]
+    header, first, *rest = csv.read_text().splitlines()
+    fields = first.split(",")
+    fields[header.split(",").index("memory_gb")] = "-80"
+    csv.write_text("\n".join([header, ",".join(fields), *rest]) + "\n")
+    with pytest.raises(Exception, match="(?i)schema|check|fail"):
+        db.load_changed_reference(con, {"gpu_models": reference.csv_reference(csv, GpuModelRow)})
+    assert con.execute("SELECT count(*) FROM gpu_models").fetchone()[0] == before
+
+
+def test_rows_loaded_without_a_digest_are_reloaded_from_the_file_next_time(con):
+    pipeline.load_reference(con)
+    odd = con.execute("SELECT * FROM source_schedules LIMIT 1").pl()
+    db.load_reference(con, {"source_schedules": odd})
+    assert con.execute("SELECT count(*) FROM source_schedules").fetchone()[0] == 1
+    assert set(pipeline.load_reference(con)) == {"source_schedules"}
+    assert con.execute("SELECT count(*) FROM source_schedules").fetchone()[0] > 1
+
+
+def test_rows_edited_by_hand_are_restored_by_the_next_refresh(con):
+    pipeline.load_reference(con)
+    budgets = con.execute("SELECT source, stale_after_hours FROM source_schedules ORDER BY source").fetchall()
+    con.execute("UPDATE source_schedules SET stale_after_hours = 1e9")
+    assert set(pipeline.load_reference(con)) == {"source_schedules"}
+    assert con.execute("SELECT source, stale_after_hours FROM source_schedules ORDER BY source").fetchall() == budgets

@@ -1,1 +1,0 @@
-DELETE FROM scrape_runs WHERE run_id = $run_id AND status = 'running'
