@@ -198,13 +198,10 @@ def _offer(row: Sequence[str], col: dict[str, int], url: str, fetched_at: dateti
     if gpu_memory_gb is None and spec is not None and spec.gpu_memory_gib:
         gpu_memory_gb = round(spec.gpu_memory_gib * _aws.GIB_TO_GB, 3)
     return Offer(
-        provider="aws",
         offer_id=f"{instance_type}/{region}/on_demand",
-        source=SOURCE.name,
         instance_type=instance_type,
         region=region,
         market="on_demand",
-        tier=None,
         gpu_name=decoded.family,
         gpu_model=decoded.gpu_model,
         gpu_count=gpu_count,
@@ -215,12 +212,9 @@ def _offer(row: Sequence[str], col: dict[str, int], url: str, fetched_at: dateti
         price_unit="instance_hour",
         currency=get("Currency"),
         availability="unknown",
-        available_count=None,
         interconnect=_aws.interconnect_for(instance_type, gpu_count),
         fabric=spec.fabric if spec else None,
         fabric_gbps=spec.fabric_gbps if spec else None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -84,13 +84,10 @@ def _offer(region: str, size: dict[str, Any], decoded: _aws.Decoded, currency: s
     if spec is None:
         return Rejected("offers", (f"unknown_instance_type: {instance_type!r}", "GPU count and specs not in the AWS instance table"), raw)
     return Offer(
-        provider="aws",
         offer_id=f"{instance_type}/{region}/spot",
-        source=SOURCE.name,
         instance_type=instance_type,
         region=region,
         market="spot",
-        tier=None,
         gpu_name=decoded.family,
         gpu_model=decoded.gpu_model,
         gpu_count=float(spec.gpu_count),
@@ -101,12 +98,9 @@ def _offer(region: str, size: dict[str, Any], decoded: _aws.Decoded, currency: s
         price_unit="instance_hour",
         currency=currency,
         availability="unknown",
-        available_count=None,
         interconnect=spec.interconnect,
         fabric=spec.fabric,
         fabric_gbps=spec.fabric_gbps,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -55,17 +55,13 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
                     continue
                 lower, upper = bounds[band]
                 yield InterruptionRate(
-                    provider="aws",
                     region=region,
                     instance_type=instance_type,
                     os=os_name,
-                    source=SOURCE.name,
                     interruption_band=ranges[band],
                     band_lower_pct=lower,
                     band_upper_pct=upper,
                     savings_pct=float(entry["s"]) if isinstance(entry.get("s"), int | float) else None,
-                    source_url=url,
-                    scraped_at=fetched_at,
                 )
 
 

@@ -161,7 +161,6 @@ def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, 
         if throughput is not None:
             segments.append(f'read_throughput_mb_s: "Max throughput/volume {get("Max throughput/volume")}" <{url}>')
         yield ScrapedStorageTerm(
-            provider="aws",
             kind="block",
             product=VOLUME_PRODUCTS[api_name],
             region=get("Region Code"),
@@ -171,10 +170,6 @@ def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, 
             original_unit="GB-month",
             max_size_gb=max_size_gb,
             read_throughput_mb_s=throughput,
-            source=SOURCE.name,
-            source_url=url,
-            scraped_at=fetched_at,
-            verified_on=fetched_at.date().isoformat(),
             evidence=" || ".join(segments),
             notes="max_size_gb and read_throughput_mb_s are the volume type's limits (GiB and MiB/s converted); the price is per GB-month provisioned",
         )
@@ -216,7 +211,6 @@ def _schedule(region: str, rows: list[list[str]], col: dict[str, int], url: str,
     for tier, (start, end, price, row) in enumerate(ranges, start=1):
         quote = f"SKU {row[col['SKU']]}, {row[col['usageType']]}, {row[col['StartingRange']]}-{row[col['EndingRange']]} GB at {row[col['PricePerUnit']]} USD per GB: {row[col['PriceDescription']]}"
         yield ScrapedEgressTier(
-            provider="aws",
             scope="internet",
             region=region,
             tier=tier,
@@ -225,11 +219,7 @@ def _schedule(region: str, rows: list[list[str]], col: dict[str, int], url: str,
             usd_per_gb=price,
             original_price=price,
             original_unit="GB",
-            free_allowance_gb_month=None,  # account-wide, across services: not in the price list
-            source=SOURCE.name,
-            source_url=url,
-            scraped_at=fetched_at,
-            verified_on=fetched_at.date().isoformat(),
+            # free_allowance_gb_month: account-wide, across services: not in the price list
             evidence=f'from_gb,to_gb,usd_per_gb,original_price: "{quote}" <{url}>',
         )
 

@@ -120,30 +120,23 @@ def _offer(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | 
     series, count = decoded.series, decoded.gpu_count
     assert series is not None and count is not None and decoded.gpu_model is not None
     return Offer(
-        provider="azure",
         offer_id=f"{sku}/{region}/{market}",
-        source=SOURCE.name,
         instance_type=sku,
         region=region,
         market=market,
-        tier=None,
         gpu_name=sku,
         gpu_model=decoded.gpu_model,
         gpu_count=count,
         gpu_memory_gb=_slice_memory_gb(decoded.gpu_model, count) if count < 1 else None,
         vcpus=float(decoded.vcpus) if decoded.vcpus else None,
-        ram_gb=None,
         price=float(item["retailPrice"]),
         price_unit="instance_hour",
         currency=item["currencyCode"],
         availability="unknown",
-        available_count=None,
         interconnect=series.interconnect if count > 1 else None,
         # r: RDMA. A series page that names the fabric says how fast; NCv3's NC24rs does not.
         fabric=series.fabric or ("infiniband" if "r" in decoded.features else None),
         fabric_gbps=float(series.fabric_gbps) if series.fabric_gbps else None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

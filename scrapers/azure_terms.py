@@ -111,7 +111,6 @@ def _disk(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | N
     quote_price = f"meterId {item['meterId']}, {item['meterName']} ({item['productName']}): {price} USD per {item['unitOfMeasure']}"
     quote_size = f"{_SIZE_TABLE_NAMES[table]} {size_name}, Disk size in GiB {size_gib:,}"
     return ScrapedStorageTerm(
-        provider="azure",
         kind="block",
         product=f"{item['productName'].removesuffix(' Managed Disks')} {item['skuName']}",
         region=item["armRegionName"],
@@ -120,11 +119,6 @@ def _disk(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | N
         original_price=round(price / size_gib, 9),
         original_unit="GiB-month",
         max_size_gb=round(size_gib * GIB_GB, 3),
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=(
             f'usd_per_gb_month,original_price: "{quote_price}" <{url}>'
             f' || usd_per_gb_month,original_price,max_size_gb: "{quote_size}" <{SIZE_TABLES[table]}>'
@@ -142,20 +136,13 @@ def _egress_tier(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseI
         return Rejected("scraped_egress_terms", (f"unparseable_number: retailPrice {price!r}, tierMinimumUnits {start!r}",), _raw(item))
     quote_tier = f"meterId {item['meterId']}, {item['productName']} {item['meterName']}, tierMinimumUnits {start}: {price} USD per {item['unitOfMeasure']}"
     return ScrapedEgressTier(
-        provider="azure",
         scope="internet",
         region=item["armRegionName"],
         tier=0,
         from_gb=float(start),
-        to_gb=None,
         usd_per_gb=float(price),
         original_price=float(price),
         original_unit="GB",
-        free_allowance_gb_month=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'from_gb,usd_per_gb,original_price: "{quote_tier}" <{url}>',
         notes=item["meterId"],  # for the batch pass (one meter per region's ladder), which clears it
     )

@@ -81,17 +81,14 @@ def _offers(brand: str, variant: dict[str, Any], url: str, fetched_at: datetime)
     for datacenter in nodes:
         stock = free.get(datacenter)
         yield Offer(
-            provider="cloudrift",
             offer_id=f"{name}/{datacenter}",
-            source=SOURCE.name,
             instance_type=name,
             region=datacenter,
             market="on_demand",
-            tier=None,
             gpu_name=brand,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,  # vram is GiB as the driver counts it; the nameplate GB comes from gpu_models
+            # gpu_memory_gb: vram is GiB as the driver counts it; the nameplate GB comes from gpu_models
             vcpus=float(variant["cpu_count"]) if variant.get("cpu_count") else None,
             ram_gb=round(variant["dram"] / 1e9, 3) if variant.get("dram") else None,
             price=cents / 100,
@@ -99,12 +96,6 @@ def _offers(brand: str, variant: dict[str, Any], url: str, fetched_at: datetime)
             currency="USD",
             availability="unknown" if stock is None else ("available" if stock > 0 else "unavailable"),
             # Free nodes, not GPUs: a node's GPU count is not published, so no GPU count here.
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

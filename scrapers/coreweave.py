@@ -130,13 +130,10 @@ def _offer(name: str, cells: list[Tag], columns: dict[str, int], count: float, m
     vcpus = _html.number(_html.text(cells[columns[VCPUS]]))
     ram = _html.number(_html.text(cells[columns[RAM]]))
     return Offer(
-        provider="coreweave",
         offer_id=f"{_slug(region)}/{name}/{market}",
-        source=SOURCE.name,
         instance_type=name,
         region=_slug(region),
         market=market,
-        tier=None,
         gpu_name=name,
         gpu_model=_gpu_model(name, vram),
         gpu_count=count,
@@ -147,12 +144,8 @@ def _offer(name: str, cells: list[Tag], columns: dict[str, int], count: float, m
         price_unit="instance_hour",
         currency="USD",
         availability="unknown",
-        available_count=None,
         interconnect="nvswitch" if name in NVSWITCH_NAMES and count > 1 else None,
         fabric="infiniband" if name in INFINIBAND_NAMES else None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

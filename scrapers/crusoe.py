@@ -136,29 +136,18 @@ def _card_items(card: Tag, markets: list[str], url: str, fetched_at: datetime) -
             reasons.append(f"{market} {reason}")
             continue
         yield Offer(
-            provider="crusoe",
             offer_id=f"{gpu_name}/{market}",
-            source=SOURCE.name,
             instance_type=f"{gpu_name}, per GPU",
             region="global",
             market=market,
-            tier=None,
             gpu_name=gpu_name,
             gpu_model=GPU_CARDS.get((name, form, memory)) if memory is not None else None,
             gpu_count=1.0,
             gpu_memory_gb=memory,
-            vcpus=None,
-            ram_gb=None,
             price=_html.usd(quote),
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
     if reasons:  # one rejection per card, naming each market that has no usable price
         yield Rejected("offers", tuple(reasons), row)

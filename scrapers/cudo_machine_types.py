@@ -89,17 +89,14 @@ def _machine_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Ite
         price = gpu_price * count + vcpu_price * vcpus + ram_price * ram_gib + disk_price * BOOT_DISK_GIB
         config = f"{count}x {gpu_name}, {vcpus} vCPU, {ram_gib} GiB RAM, {BOOT_DISK_GIB} GiB disk"
         yield Offer(
-            provider="cudo",
             offer_id=f"{record['dataCenterId']}/{record['machineType']}/{count}x",
-            source=SOURCE.name,
             instance_type=f"{record['machineType']} ({config})",
             region=record["dataCenterId"],
             market="on_demand",
-            tier=None,
             gpu_name=gpu_name,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,  # Cudo states no GPU memory: the model's nameplate
+            # gpu_memory_gb: Cudo states no GPU memory: the model's nameplate
             vcpus=float(vcpus),
             ram_gb=gb_from_gib(ram_gib),
             price=round(price, 6),
@@ -107,11 +104,7 @@ def _machine_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Ite
             currency="USD",
             availability="available" if count <= free else "unavailable",
             available_count=free,
-            interconnect=None,  # Cudo does not say how a VM's GPUs are linked
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
+            # interconnect: Cudo does not say how a VM's GPUs are linked
         )
 
 

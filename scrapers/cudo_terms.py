@@ -61,7 +61,6 @@ def _centre(centre: str, records: list[dict[str, Any]], url: str, fetched_at: da
     types = ", ".join(sorted(r["machineType"] for r in records))
     quote = f"dataCenterId {centre}, {FIELD} value {values[0]} (machine types {types})"
     yield ScrapedStorageTerm(
-        provider="cudo",
         kind="block",
         product="Disk",
         region=centre,
@@ -69,12 +68,6 @@ def _centre(centre: str, records: list[dict[str, Any]], url: str, fetched_at: da
         original_currency="USD",
         original_price=price,
         original_unit="GiB-hour",
-        max_size_gb=None,
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>',
         notes="VM disk priced per GiB-hour; GB-month = x 730 h / 1.073741824",
     )

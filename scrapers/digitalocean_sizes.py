@@ -105,29 +105,20 @@ def _offers(size: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pa
     places = [(region, "available") for region in regions] or [("unknown", "unavailable")]
     for region, availability in places:
         yield Offer(
-            provider="digitalocean",
             offer_id=f"{size['slug']}/{region}",
-            source=SOURCE.name,
             instance_type=size["slug"],
             region=region,
             market="on_demand",
-            tier=None,
             gpu_name=model,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,
             vcpus=float(size["vcpus"]),
             ram_gb=gb_from_mib(size["memory"]),  # MiB: 245760 for the 240 GiB H100 Droplet
             price=float(price),
             price_unit="instance_hour",
             currency="USD",
             availability=availability,
-            available_count=None,
             interconnect=None if count == 1 else ("nvswitch" if gpu_model in _HGX else None),
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

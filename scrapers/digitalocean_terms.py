@@ -58,7 +58,6 @@ def _allowance(size: dict[str, Any], url: str, fetched_at: datetime) -> ParseIte
     gb = round(gib * GIB_GB, 6)
     quote = f"size {size['slug']}: transfer {transfer:g}"
     return ScrapedEgressTier(
-        provider="digitalocean",
         scope="internet",
         region=size["slug"],
         tier=1,
@@ -68,10 +67,6 @@ def _allowance(size: dict[str, Any], url: str, fetched_at: datetime) -> ParseIte
         original_price=0.0,
         original_unit="GiB",
         free_allowance_gb_month=gb,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=(
             f'from_gb,to_gb,usd_per_gb,original_price,free_allowance_gb_month: "{quote}" <{url}>'
             f' || to_gb,free_allowance_gb_month: "{UNIT_QUOTE}" <{PRICING_PAGE}>'

@@ -130,9 +130,7 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
         return
     for region in sku["serviceRegions"]:
         yield Offer(
-            provider="gcp",
             offer_id=f"{sku['skuId']}/{region}",
-            source=SOURCE.name,
             instance_type=accelerator,
             region=region,
             market=market,
@@ -140,19 +138,10 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             gpu_name=gpu_name,
             gpu_model=gpu_model,
             gpu_count=1.0,
-            gpu_memory_gb=None,
-            vcpus=None,
-            ram_gb=None,
             price=round(price, 9),
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

@@ -92,7 +92,6 @@ def _disk(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Parse
     quote = f"SKU {sku['skuId']}, {sku['description']}: {price:g} USD per {expression['usageUnitDescription']} ({expression['usageUnit']})"
     for region in sku["serviceRegions"]:
         yield ScrapedStorageTerm(
-            provider="gcp",
             kind="block",
             product=product,
             region=region,
@@ -100,12 +99,6 @@ def _disk(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Parse
             original_currency="USD",
             original_price=price,
             original_unit="GiB-month",
-            max_size_gb=None,
-            read_throughput_mb_s=None,
-            source=SOURCE.name,
-            source_url=url,
-            scraped_at=fetched_at,
-            verified_on=fetched_at.date().isoformat(),
             evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>',
             notes="zonal persistent disk, priced per GiB-month provisioned",
         )
@@ -134,7 +127,6 @@ def _egress(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             span = f"from {start:g} GiB" + ("" if end is None else f" to {end:g} GiB")
             quote = f"SKU {sku['skuId']}, {sku['description']}, tier {span}: {price:g} USD per {expression['usageUnitDescription']}"
             yield ScrapedEgressTier(
-                provider="gcp",
                 scope="internet",
                 region=region,
                 tier=number,
@@ -143,11 +135,7 @@ def _egress(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
                 usd_per_gb=round(price / GIB_GB, 9),
                 original_price=price,
                 original_unit="GiB",
-                free_allowance_gb_month=None,  # the free tier is account-wide: not in the SKU
-                source=SOURCE.name,
-                source_url=url,
-                scraped_at=fetched_at,
-                verified_on=fetched_at.date().isoformat(),
+                # free_allowance_gb_month: the free tier is account-wide: not in the SKU
                 evidence=f'from_gb,to_gb,usd_per_gb,original_price: "{quote}" <{url}>',
                 notes=f"premium tier, {match['source']} to {match['destination']}; GiB tiers converted to GB",
             )

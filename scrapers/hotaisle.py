@@ -87,29 +87,21 @@ def _vm(vm: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseIte
     cores = int(specs["cpu_cores"])
     ram_gib = specs["ram_capacity"] / BYTES_PER_GIB
     yield Offer(
-        provider="hotaisle",
         offer_id=f"{count}x-{gpu_name}/{cores}c/{ram_gib:g}gib/on_demand",
-        source=SOURCE.name,
         instance_type=f"{count}x {gpu_name}, {cores} vCPU, {ram_gib:g} GiB RAM",
         region=REGION,
         market="on_demand",
-        tier=None,
         gpu_name=gpu_name,
         gpu_model=GPU_MODELS[gpu_name],
         gpu_count=float(count),
-        gpu_memory_gb=None,  # not stated: the model's nameplate memory
+        # gpu_memory_gb: not stated: the model's nameplate memory
         vcpus=float(cores),
         ram_gb=round(specs["ram_capacity"] / 10**9, 3),
         price=round(cents / 100, 6),
         price_unit="instance_hour",
         currency="USD",
         availability="available",
-        available_count=None,
         interconnect="infinity_fabric" if count > 1 else None,
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -96,29 +96,18 @@ def _offer(entry: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem |
     gpu_model = mapped
     market = "spot" if spot else "on_demand"
     return Offer(
-        provider="hyperstack",
         offer_id=f"{base}/global/{market}",
-        source=SOURCE.name,
         instance_type=base,
         region="global",
         market=market,
-        tier=None,
         gpu_name=base,
         gpu_model=gpu_model,
         gpu_count=1.0,
-        gpu_memory_gb=None,
-        vcpus=None,
-        ram_gb=None,
         price=float(value),
         price_unit="gpu_hour",
         currency="USD",
         availability="unknown",
-        available_count=None,
-        interconnect=None,  # one GPU
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
+        # interconnect: one GPU
     )
 
 

@@ -92,9 +92,7 @@ def _offer(
 ) -> Offer:
     cpus, ram = _number(row.get("cpus_per_gpu")), _number(row.get("ram_per_gpu"))
     return Offer(
-        provider="jarvislabs",
         offer_id=f"{row['gpu_type']}/{row['region']}/{workload}/{market}/{count}x",
-        source=SOURCE.name,
         instance_type=f"{count}x {row['gpu_type']} {workload}",
         region=row["region"],
         market=market,
@@ -111,10 +109,6 @@ def _offer(
         availability="unknown" if free is None else ("available" if free >= count else "unavailable"),
         available_count=free,
         interconnect=None if count == 1 else INTERCONNECT.get(gpu_model, "pcie" if gpu_models()[gpu_model].form_factor == "PCIe" else None),
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -104,29 +104,20 @@ def _offers(entry: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[P
     places = [(region, "available") for region in regions] or [("unknown", "unavailable")]
     for region, availability in places:
         yield Offer(
-            provider="lambda",
             offer_id=f"{name}/{region}",
-            source=SOURCE.name,
             instance_type=name,
             region=region,
             market="on_demand",
-            tier=None,
             gpu_name=match["name"] if match else gpu_text,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,
             vcpus=float(specs["vcpus"]),
             ram_gb=gb_from_gib(specs["memory_gib"]),
             price=cents / 100,
             price_unit="instance_hour",
             currency="USD",
             availability=availability,
-            available_count=None,
             interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else "pcie"),
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

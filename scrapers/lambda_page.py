@@ -111,13 +111,10 @@ def _item(row: dict[str, str], count: int, url: str, fetched_at: datetime) -> Pa
     memory = float(vram.group(1)) if vram else None
     plan = row[PLAN]
     return Offer(
-        provider="lambda",
         offer_id=f"page/{count}x/{plan} {row[VRAM]}",
-        source=SOURCE.name,
         instance_type=f"{count}x {plan} {row[VRAM]}".strip(),
         region="global",
         market="on_demand",
-        tier=None,
         gpu_name=plan,
         gpu_model=GPU_PLANS.get((plan, memory)) if memory is not None else None,
         gpu_count=float(count),
@@ -128,12 +125,6 @@ def _item(row: dict[str, str], count: int, url: str, fetched_at: datetime) -> Pa
         price_unit="gpu_hour",
         currency="USD",
         availability="unknown",
-        available_count=None,
-        interconnect=None,
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

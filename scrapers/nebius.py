@@ -157,29 +157,19 @@ def _row_items(cells: list[str], headers: list[str], columns: dict[str, int], an
             reasons.append(f"{market} {reason}")
             continue
         yield Offer(
-            provider="nebius",
             offer_id=f"{item}/{market}",
-            source=SOURCE.name,
             instance_type=f"{item}, 1 GPU",
             region="global",
             market=market,
-            tier=None,
             gpu_name=item,
             gpu_model=GPU_NAMES.get(item),
             gpu_count=1.0,
-            gpu_memory_gb=None,
             vcpus=_html.number(cells[columns[VCPUS]]),
             ram_gb=_html.number(cells[columns[RAM]]),
             price=price,
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
     if reasons:  # one rejection per row, naming each market that has no usable price
         yield Rejected("offers", tuple(reasons), dict(zip(headers, cells, strict=True)))

@@ -121,13 +121,10 @@ def _item(item: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pars
     price = prices[0]
     for shape in shapes:
         yield Offer(
-            provider="oci",
             offer_id=f"{shape.name}/on_demand",
-            source=SOURCE.name,
             instance_type=shape.name,
             region="global",
             market="on_demand",
-            tier=None,
             gpu_name=name,
             gpu_model=shape.gpu_model,
             gpu_count=float(shape.gpu_count),
@@ -138,12 +135,7 @@ def _item(item: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pars
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
             interconnect=shape.interconnect,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

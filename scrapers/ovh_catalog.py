@@ -120,29 +120,20 @@ def _offers(addon: dict[str, Any], currency: str, regions: dict[str, list[str]],
     cores = (technical.get("cpu") or {}).get("cores")
     for region in regions.get(flavour) or ["global"]:
         yield Offer(
-            provider="ovh",
             offer_id=f"{code}/{region}",
-            source=SOURCE.name,
             instance_type=flavour,
             region=region,
             market="on_demand",
-            tier=None,
             gpu_name=model,
             gpu_model=gpu_model,
             gpu_count=float(gpu["number"]),
-            gpu_memory_gb=None,  # the catalog's size is the card's GB class; the nameplate comes from gpu_models
+            # gpu_memory_gb: the catalog's size is the card's GB class; the nameplate comes from gpu_models
             vcpus=float(cores) if cores else None,
             ram_gb=gb_from_gib(memory) if memory else None,
             price=raw / PRICE_SCALE,
             price_unit="instance_hour",
             currency=currency,
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

@@ -61,20 +61,13 @@ def _volume(addon: dict[str, Any], currency: str, url: str, fetched_at: datetime
     name = (addon.get("blobs") or {}).get("commercial", {}).get("name") or addon.get("invoiceName") or code
     quote = f"planCode {code}, {hourly[0].get('description', '')}: price {raw} (1e-8 {currency}, tax {hourly[0].get('tax')}) per {hourly[0]['interval']} {hourly[0]['intervalUnit']}"
     return ScrapedStorageTerm(
-        provider="ovh",
         kind="block",
         product=f"Block Storage {name.removeprefix('volume.')}",
         region="global",
-        usd_per_gb_month=None,  # set by normalization from the exchange rate
+        # usd_per_gb_month: set by normalization from the exchange rate
         original_currency=currency,
         original_price=price,
         original_unit="GiB-hour",
-        max_size_gb=None,
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'original_price: "{quote}" <{url}>',
         notes=f"{currency} net of tax, per GiB-hour, one price for the subsidiary's regions",
     )

@@ -141,9 +141,7 @@ def _offer(
     available = stock is not None and (free is None or free >= count)
     vcpu, memory = lowest.get("minVcpu"), lowest.get("minMemory")
     return Offer(
-        provider="runpod",
         offer_id=f"{gpu['id']}/{tier}/{market}/{count}x",
-        source=SOURCE.name,
         instance_type=f"{count}x {gpu.get('displayName') or gpu['id']}",
         region="global",
         market=market,
@@ -160,10 +158,6 @@ def _offer(
         availability="available" if available else "unavailable",
         available_count=int(free) if free is not None else None,
         interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else "pcie"),
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -111,29 +111,21 @@ def _offer(name: str, server: dict[str, Any], zone: str, url: str, fetched_at: d
         return Rejected("offers", (f"form_factor_conflict: type {name} but gpu_info says {gpu_name}",), row)
     count = server["gpu"]
     return Offer(
-        provider="scaleway",
         offer_id=f"{name}/{zone}/on_demand",
-        source=SOURCE.name,
         instance_type=name,
         region=zone,
         market="on_demand",
-        tier=None,
         gpu_name=gpu_name,
         gpu_model=gpu_model,
         gpu_count=float(count),
-        gpu_memory_gb=None,  # gpu_memory is the GiB CUDA sees; the nameplate GB comes from gpu_models
+        # gpu_memory_gb: gpu_memory is the GiB CUDA sees; the nameplate GB comes from gpu_models
         vcpus=float(server["ncpus"]) if server.get("ncpus") else None,
         ram_gb=round(server["ram"] / 1e9, 3) if server.get("ram") else None,
         price=float(price),
         price_unit="instance_hour",
         currency="EUR",
         availability="unknown",
-        available_count=None,
         interconnect="nvlink" if count > 1 and gpu_name in _NVLINK else None,
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

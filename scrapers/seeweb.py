@@ -87,29 +87,19 @@ def _offers(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pa
     cpu, ram = _number(plan.get("cpu")), _number(plan.get("ram"))
     for location in locations:
         yield Offer(
-            provider="seeweb",
             offer_id=f"{plan['name']}/{location}",
-            source=SOURCE.name,
             instance_type=plan["name"],
             region=location,
             market="on_demand",
-            tier=None,
             gpu_name=label,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,
             vcpus=float(cpu) if cpu else None,
             ram_gb=gb_from_mib(ram) if ram else None,
             price=price,
             price_unit="instance_hour",
             currency="EUR",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

@@ -82,29 +82,19 @@ def _offers(location: dict[str, Any], gpu: dict[str, Any], url: str, fetched_at:
     region = ", ".join(part for part in (location["city"], location["stateprovince"], location["country"]) if part)
     for count in (n for n in GPU_COUNTS if n <= gpu["max_count"]):
         yield Offer(
-            provider="tensordock",
             offer_id=f"{location['id']}/{name}/{count}x",
-            source=SOURCE.name,
             instance_type=f"{count}x {gpu['displayName']}",
             region=region,
             market="on_demand",
-            tier=None,
             gpu_name=name,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,
-            vcpus=None,  # chosen at deploy time, priced per component (see price_excludes)
-            ram_gb=None,
+            # vcpus: chosen at deploy time, priced per component (see price_excludes)
             price=float(price),
             price_unit="gpu_hour",
             currency="USD",
             availability="available",
-            available_count=None,
             interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else None),
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
             price_excludes=components,
         )
 

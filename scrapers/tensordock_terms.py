@@ -48,7 +48,6 @@ def _storage(location_id: str, region: str, gpu: dict[str, Any], url: str, fetch
     text = format(Decimal(repr(float(price))), "f")
     quote = f"location {location_id} ({region}), {gpu['v0Name']}: pricing.per_gb_storage_hr {text}"
     return ScrapedStorageTerm(
-        provider="tensordock",
         kind="volume",
         product=f"VM storage ({gpu['displayName']} hosts)",
         region=region,
@@ -57,11 +56,6 @@ def _storage(location_id: str, region: str, gpu: dict[str, Any], url: str, fetch
         original_price=float(price),
         original_unit="GB-hour",
         max_size_gb=float(gpu["resources"]["max_storage_gb"]) if gpu.get("resources", {}).get("max_storage_gb") else None,
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>'
         + (f' || max_size_gb: "{gpu["v0Name"]} resources.max_storage_gb {gpu["resources"]["max_storage_gb"]}" <{url}>' if gpu.get("resources", {}).get("max_storage_gb") else ""),
         notes="the VM's disk, per GB-hour (x 730 h a month); max_size_gb is the most one VM on these hosts may take",

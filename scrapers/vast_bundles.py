@@ -136,17 +136,13 @@ def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> Pa
     ram_gb = gb_from_mib(o["cpu_ram"] * effective / cores) if cores and effective and o["cpu_ram"] else None
     available = bool(o["rentable"]) and not o["rented"]
     return Offer(
-        provider="vast",
         offer_id=f"{o['id']}/{market}",
-        source=SOURCE.name,
         instance_type=f"{count}x {name} (machine {o['machine_id']})",
         region=o["geolocation"] or "unknown",
         market=market,
-        tier=None,
         gpu_name=name,
         gpu_model=gpu_model,
         gpu_count=float(count),
-        gpu_memory_gb=None,
         vcpus=float(effective) if effective else None,
         ram_gb=ram_gb,
         price=round(float(price), 6),
@@ -155,10 +151,6 @@ def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> Pa
         availability="available" if available else "unavailable",
         available_count=count if available else 0,
         interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else None),
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
         storage_usd_per_gb_month=_price(o["storage_cost"]),
         egress_usd_per_gb=_price(o["inet_up_cost"]),
         ingress_usd_per_gb=_price(o["inet_down_cost"]),

@@ -89,13 +89,10 @@ def _instance_type(record: dict[str, Any], url: str, fetched_at: datetime) -> It
         if price is None:
             continue  # no spot market for this type
         yield Offer(
-            provider="verda",
             offer_id=f"{record['instance_type']}/{market}",
-            source=SOURCE.name,
             instance_type=record["instance_type"],
             region="global",
             market=market,
-            tier=None,
             gpu_name=name,
             gpu_model=gpu_model,
             gpu_count=float(count),
@@ -106,13 +103,8 @@ def _instance_type(record: dict[str, Any], url: str, fetched_at: datetime) -> It
             price_unit="instance_hour",
             currency=record["currency"].upper(),
             availability="unknown",
-            available_count=None,
             # SXM parts sit on an NVSwitch baseboard; for PCIe cards Verda states only a `p2p` speed.
             interconnect="nvswitch" if count > 1 and gpu_model in _SXM else None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

@@ -57,7 +57,6 @@ def _volume_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Pars
         return Rejected("scraped_storage_terms", (reason,), raw)
     quote = f"type {record['type']}: price_per_month_per_gb {monthly}, currency {currency}"
     return ScrapedStorageTerm(
-        provider="verda",
         kind="network_volume" if record.get("is_shared_fs") else "block",
         product=f"{record['type']} volume",
         region="global",
@@ -65,12 +64,6 @@ def _volume_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Pars
         original_currency="USD",
         original_price=float(monthly),
         original_unit="GB-month",
-        max_size_gb=None,
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>',
         notes="one price for every location (the list names none)",
     )

@@ -179,9 +179,7 @@ def _offers(
                 continue
             priced = True
             yield Offer(
-                provider="vultr",
                 offer_id=f"{plan_id}/{location}/{market}",
-                source=SOURCE.name,
                 instance_type=plan_id,
                 region=location,
                 market=market,
@@ -196,12 +194,7 @@ def _offers(
                 price_unit="instance_hour",
                 currency="USD",
                 availability="unknown",
-                available_count=None,
                 interconnect=_INTERCONNECT.get(gpu_model) if count >= 2 else None,
-                fabric=None,
-                fabric_gbps=None,
-                source_url=url,
-                scraped_at=fetched_at,
             )
     if plan["locations"] and not priced:
         yield Rejected("offers", (f"no_price: {plan_id} has no positive hourly price",), plan)

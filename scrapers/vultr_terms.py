@@ -45,7 +45,6 @@ def _quota(plan: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
     if isinstance(quota, bool) or not isinstance(quota, int | float) or quota <= 0:
         return Rejected("scraped_egress_terms", (f"no_allowance: bandwidth {quota!r}",), {"id": plan["id"], "bandwidth": quota})
     return ScrapedEgressTier(
-        provider="vultr",
         scope="internet",
         region=plan["id"],
         tier=1,
@@ -55,10 +54,6 @@ def _quota(plan: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
         original_price=0.0,
         original_unit="GB",
         free_allowance_gb_month=float(quota),
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'from_gb,to_gb,usd_per_gb,original_price,free_allowance_gb_month: "plan {plan["id"]}: bandwidth {quota}" <{url}>',
         notes="the plan's monthly bandwidth quota in GB; overage is not in the API",
     )
