@@ -15,9 +15,9 @@ from gpucat.scrapers.base import shape_error
 _KIND = {list: "list", dict: "object", str: "string"}
 
 
-def document(body: IO[bytes] | bytes, what: str) -> Any:
+def document(body: IO[bytes] | bytes | str, what: str) -> Any:
     """The parsed body; `what` names the page in errors."""
-    raw = body if isinstance(body, bytes) else body.read()
+    raw = body if isinstance(body, bytes | str) else body.read()
     try:
         return json.loads(raw)
     except ValueError as exc:
@@ -30,11 +30,11 @@ def member(doc: Any, what: str, *path: str, kind: type = list) -> Any:
     for key in path:
         value = value.get(key) if isinstance(value, dict) else None
     if not isinstance(value, kind):
-        place = ".".join(path) or "the document"
-        raise shape_error(what, f"{place} is not a JSON {_KIND.get(kind, kind.__name__)} (got {type(value).__name__})")
+        expected, got = _KIND.get(kind, kind.__name__), type(value).__name__
+        raise shape_error(what, f"lacks {'.'.join(path)} (a JSON {expected}; got {got})" if path else f"not a JSON {expected} (got {got})")
     return value
 
 
-def page(body: IO[bytes] | bytes, what: str, *path: str, kind: type = list) -> Any:
+def page(body: IO[bytes] | bytes | str, what: str, *path: str, kind: type = list) -> Any:
     """`member(document(body, what), what, *path, kind=kind)`: the part of a JSON page a parser reads."""
     return member(document(body, what), what, *path, kind=kind)

@@ -66,9 +66,9 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     offer, header = _read_preamble(body)
     col = {name: i for i, name in enumerate(header)}
     if offer == EC2_OFFER:
-        yield from _storage(body, header, col, url, fetched_at)
+        yield from _storage(body, header, col, url)
     elif offer == TRANSFER_OFFER:
-        yield from _transfer(body, header, col, url, fetched_at)
+        yield from _transfer(body, header, col, url)
     else:
         raise ParseError(f"AWS price list {url}: offer {offer!r} carries no terms gpucat reads")
 
@@ -123,7 +123,7 @@ def _rows(
         yield row
 
 
-def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str) -> Iterator[ParseItem]:
     found = 0
     for row in _rows(body, header, col, STORAGE_COLUMNS, _STORAGE_TOKENS, "scraped_storage_terms"):
         if isinstance(row, Rejected):
@@ -177,7 +177,7 @@ def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, 
         raise ParseError(f"AWS price list {url}: no EBS volume price ({', '.join(VOLUME_PRODUCTS)}); has the Storage family changed?")
 
 
-def _transfer(body: IO[bytes], header: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _transfer(body: IO[bytes], header: list[str], col: dict[str, int], url: str) -> Iterator[ParseItem]:
     schedules: dict[str, list[list[str]]] = defaultdict(list)
     for row in _rows(body, header, col, TRANSFER_COLUMNS, _TRANSFER_TOKENS, "scraped_egress_terms"):
         if isinstance(row, Rejected):
@@ -193,10 +193,10 @@ def _transfer(body: IO[bytes], header: list[str], col: dict[str, int], url: str,
     if not schedules:
         raise ParseError(f"AWS price list {url}: no internet egress (AWS Outbound to External) rows")
     for region, rows in sorted(schedules.items()):
-        yield from _schedule(region, rows, col, url, fetched_at)
+        yield from _schedule(region, rows, col, url)
 
 
-def _schedule(region: str, rows: list[list[str]], col: dict[str, int], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _schedule(region: str, rows: list[list[str]], col: dict[str, int], url: str) -> Iterator[ParseItem]:
     """One region's rate rows as tiers in range order; a schedule with a bad row is rejected whole
     (a gap in the tiers would price the traffic in it as unknown, or worse, at the wrong rate)."""
     try:
@@ -231,9 +231,10 @@ def _upper(value: str) -> float | None:
 def _scaled(value: str, units: dict[str, float]) -> float | None:
     """'16 TiB' -> 17592.186 (GB); '1000 MiB/s' -> 1048.576 (MB/s); anything else -> None."""
     number, _, unit = (value or "").strip().partition(" ")
+    scale = units.get(unit)
     try:
-        return round(float(number.replace(",", "")) * units[unit], 3)
-    except (ValueError, KeyError):
+        return round(float(number.replace(",", "")) * scale, 3) if scale is not None else None
+    except ValueError:
         return None
 
 

@@ -17,10 +17,12 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Page, ParseItem, Rejected, Skipped, type_problems
+
+T = TypeVar("T")
 
 
 class Fetcher(Protocol):
@@ -110,7 +112,7 @@ def parse_page(source: Source, body: IO[bytes], *, url: str, fetched_at: datetim
     return [_stamped(item, source, url, fetched_at) for item in items]
 
 
-def each_record(table: str, rows: Iterable[Any], build: Callable[[Any], Iterable[ParseItem]]) -> Iterator[ParseItem]:
+def each_record(table: str, rows: Iterable[Any], build: Callable[[Any], Iterable[T]]) -> Iterator[T | Rejected]:
     """`build(row)`'s items for each raw row; a row it cannot read (a field missing or of the
     wrong kind) becomes one `Rejected` row with the reason, and the other rows still count."""
     for row in rows:

@@ -67,7 +67,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     if not cards:
         raise ParseError(f"Crusoe GPU table {header_text(header)!r}: no GPU cards (.{CARD}) under the header row")
     for card in cards:
-        yield from _card_items(card, markets, url, fetched_at)
+        yield from _card_items(card, markets)
     mine = {id(c) for c in cards}
     others = [c for c in everything if id(c) not in mine]
     if others:
@@ -114,7 +114,7 @@ def _section_of(card: Tag) -> str:
     return _html.text(title) if title is not None else "?"
 
 
-def _card_items(card: Tag, markets: list[str], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _card_items(card: Tag, markets: list[str]) -> Iterator[ParseItem]:
     heading = card.find(class_=HEADING)
     if heading is None:
         raise ParseError(f"Crusoe GPU card without a heading (.{HEADING}): {_html.text(card)!r}")

@@ -15,16 +15,15 @@ rejected. CPU-only types are skipped.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_gib
-from gpucat.scrapers.base import Fetcher, Page, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "rest.compute.cudo.org"
 URL = f"https://{HOST}/v1/vms/machine-types"
@@ -53,22 +52,10 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Cudo answer is not JSON: {exc}") from None
-    machine_types = payload.get("machineTypes") if isinstance(payload, dict) else None
-    if not isinstance(machine_types, list):
-        raise ParseError("Cudo answer lacks a `machineTypes` list")
-    for machine_type in machine_types:
-        try:
-            yield from _machine_type(machine_type, url, fetched_at)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            name = machine_type.get("machineType") if isinstance(machine_type, dict) else machine_type
-            raise ParseError(f"Cudo machine type {name!r} is malformed: {exc!r}") from None
+    yield from each_record("offers", _json.page(body, "Cudo answer", "machineTypes"), _machine_type)
 
 
-def _machine_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _machine_type(record: dict[str, Any]) -> Iterator[ParseItem]:
     gpu_name = record["gpuModel"]
     if not gpu_name:
         return  # CPU-only machine type

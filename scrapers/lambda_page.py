@@ -83,7 +83,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         headers, rows = _html.table_by_headers(panel, [PLAN, VRAM, PRICE], what)
         columns = {label: _html.column(headers, label, what) for label in (PLAN, VRAM, VCPUS, RAM, PRICE)}
         for cells in _html.require(rows, f"{what} rows"):
-            yield _item({label: _html.text(cells[i]) for label, i in columns.items()}, count, url, fetched_at)
+            yield _item({label: _html.text(cells[i]) for label, i in columns.items()}, count)
     if not sizes:
         raise ParseError(f"Lambda pricing page: no instance-size tab ('8x', '4x', ...) among the tabs {other_tabs}")
     if other_tabs:
@@ -100,7 +100,7 @@ def _tab_label(doc: BeautifulSoup, panel: Tag) -> str:
     return _html.text(tab)
 
 
-def _item(row: dict[str, str], count: int, url: str, fetched_at: datetime) -> ParseItem:
+def _item(row: dict[str, str], count: int) -> ParseItem:
     reason = _html.not_a_price(row[PRICE])
     if reason is None and row[PLAN] in AMBIGUOUS_PLANS:
         reason = f"ambiguous_form_factor: {row[PLAN]!r} may be {AMBIGUOUS_PLANS[row[PLAN]]}; the page does not say"

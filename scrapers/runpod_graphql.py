@@ -8,14 +8,14 @@ stock. Public queries work without a key; `RUNPOD_API_KEY`, when set, is sent as
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "api.runpod.io"
 URL = f"https://{HOST}/graphql"
@@ -84,26 +84,14 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"RunPod response is not JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise ParseError("RunPod response is not a JSON object")
+    payload = _json.page(body, "RunPod response", kind=dict)
     if payload.get("errors"):
         messages = "; ".join(str(e.get("message", e)) for e in payload["errors"] if isinstance(e, dict))
         raise ParseError(f"RunPod GraphQL errors: {messages[:300]}")
-    gpu_types = (payload.get("data") or {}).get("gpuTypes")
-    if not isinstance(gpu_types, list):
-        raise ParseError("RunPod response lacks data.gpuTypes")
-    for gpu in gpu_types:
-        try:
-            yield from _offers(gpu, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"RunPod gpuType lacks field {exc}") from None
+    yield from each_record("offers", _json.member(payload, "RunPod response", "data", "gpuTypes"), _offers)
 
 
-def _offers(gpu: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(gpu: dict[str, Any]) -> Iterator[ParseItem]:
     gpu_id = gpu["id"]
     gpu_model = GPU_IDS.get(gpu_id)
     max_gpus = gpu.get("maxGpuCount") or 1
@@ -122,7 +110,7 @@ def _offers(gpu: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             if not price:
                 continue  # no spot market for this GPU and tier
             for count in (n for n in GPU_COUNTS if n <= max_gpus):
-                yield _offer(gpu, gpu_model, tier, market, float(price), count, lowest, url, fetched_at)
+                yield _offer(gpu, gpu_model, tier, market, float(price), count, lowest)
 
 
 def _offer(
@@ -133,8 +121,6 @@ def _offer(
     price: float,
     count: int,
     lowest: dict[str, Any],
-    url: str,
-    fetched_at: datetime,
 ) -> Offer:
     stock = lowest.get("stockStatus")
     free = lowest.get("maxUnreservedGpuCount")

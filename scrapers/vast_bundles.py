@@ -33,7 +33,8 @@ from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
 from gpucat.scrapers._gpus import MIB_GB, fits_nameplate, resolve
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "console.vast.ai"
 URL = f"https://{HOST}/api/v0/bundles/"
@@ -98,29 +99,21 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 def market_of(url: str) -> str:
     """The market of a page, from the search it answers (the `q` parameter of its URL)."""
     try:
-        q = json.loads(parse_qs(urlsplit(url).query)["q"][0])
-        return MARKETS[q["type"]]
-    except (KeyError, IndexError, ValueError, TypeError):
-        raise ParseError(f"Vast page URL does not say which search it answers (no q with type on-demand|bid): {url[:200]}") from None
+        q = json.loads((parse_qs(urlsplit(url).query).get("q") or ["null"])[0])
+    except ValueError:
+        q = None
+    market = MARKETS.get(q.get("type")) if isinstance(q, dict) else None
+    if market is None:
+        raise ParseError(f"Vast page URL does not say which search it answers (no q with type on-demand|bid): {url[:200]}")
+    return market
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     market = market_of(url)
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Vast response is not JSON: {exc}") from None
-    offers = payload.get("offers") if isinstance(payload, dict) else None
-    if not isinstance(offers, list):
-        raise ParseError("Vast response lacks an offers list")
-    for offer in offers:
-        try:
-            yield _offer(offer, market, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"Vast offer lacks field {exc}") from None
+    yield from each_record("offers", _json.page(body, "Vast response", "offers"), lambda offer: [_offer(offer, market)])
 
 
-def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> ParseItem:
+def _offer(o: dict[str, Any], market: str) -> ParseItem:
     name: str = o["gpu_name"]
     gpu_model, problem = _model(name, o["gpu_ram"])
     price = o["dph_base"] if market == "on_demand" else o["min_bid"]

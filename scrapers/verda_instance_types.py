@@ -10,15 +10,14 @@ availability `unknown`. `gpu_memory` is the instance total. CPU nodes are not GP
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
-from gpucat.scrapers.base import Fetcher, Page, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "api.datacrunch.io"
 URL = f"https://{HOST}/v1/instance-types"
@@ -50,21 +49,10 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Verda answer is not JSON: {exc}") from None
-    if not isinstance(payload, list):
-        raise ParseError("Verda instance-types answer is not a JSON array")
-    for record in payload:
-        try:
-            yield from _instance_type(record, url, fetched_at)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            name = record.get("instance_type") if isinstance(record, dict) else record
-            raise ParseError(f"Verda instance type {name!r} is malformed: {exc!r}") from None
+    yield from each_record("offers", _json.page(body, "Verda instance-types answer"), _instance_type)
 
 
-def _instance_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _instance_type(record: dict[str, Any]) -> Iterator[ParseItem]:
     gpu = record["gpu"]
     count = int(gpu["number_of_gpus"])
     if count == 0:

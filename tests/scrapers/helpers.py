@@ -73,3 +73,9 @@ def mock_fetcher(source: Source, handler: Callable[[httpx.Request], httpx.Respon
 
 def fixture_path(relative: str) -> Path:
     return FIXTURES / relative
+
+
+def rejection_reasons(source: str, body: bytes) -> list[tuple[str, ...]]:
+    """The reasons of each item the parser in its frame gives for `body`; an item that is not a
+    rejection shows as its type's name, so a test of a malformed record sees anything else it gave."""
+    return [i.reasons if isinstance(i, Rejected) else (type(i).__name__,) for i in parse_bytes(source, body)]
