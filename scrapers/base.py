@@ -153,7 +153,11 @@ _SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError, Ar
 
 
 def _typed(item: ParseItem) -> ParseItem:
-    if isinstance(item, Rejected):
+    if isinstance(item, Rejected | Skipped):
         return item
-    problems = type_problems(item)
-    return Rejected(item.table, tuple(f"wrong_type: {p}" for p in problems), item.as_row()) if problems else item
+    problems = [f"wrong_type: {p}" for p in type_problems(item)] + [
+        f"out_of_range: {name}: {value} does not fit a 64-bit integer"  # a column of them could not be built
+        for name, value in item.as_row().items()
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63
+    ]
+    return Rejected(item.table, tuple(problems), item.as_row()) if problems else item

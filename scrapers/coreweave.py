@@ -83,7 +83,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         for cells in _html.require(grid.rows, f"{what}, {region} rows"):
             yield from _row_items(cells, grid.headers, columns, markets, region, no_spot)
     if no_spot:
-        yield Skipped("no_spot_market: the spot column reads 'N/A'", len(no_spot), tuple(no_spot[:5]), url)
+        yield Skipped("no_spot_market: the spot column reads 'N/A'", len(no_spot), tuple(no_spot[:5]))
 
 
 def _grids(nodes: list[Tag], what: str) -> tuple[list[_html.Grid], list[str]]:

@@ -72,7 +72,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     others = [c for c in everything if id(c) not in mine]
     if others:
         examples = tuple(f"{_section_of(c)}: {_html.text(c.find(class_=HEADING))}" for c in others[:5])
-        yield Skipped("not_gpu_rental: a card outside the GPU model / On-demand / spot table", len(others), examples, url)
+        yield Skipped("not_gpu_rental: a card outside the GPU model / On-demand / spot table", len(others), examples)
 
 
 def header_text(header: Tag) -> str:

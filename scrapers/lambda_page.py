@@ -87,7 +87,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     if not sizes:
         raise ParseError(f"Lambda pricing page: no instance-size tab ('8x', '4x', ...) among the tabs {other_tabs}")
     if other_tabs:
-        yield Skipped("not_instance_tab: a tab that is not an instance size ('Nx'), e.g. 1-Click Clusters", other_rows, tuple(other_tabs[:5]), url)
+        yield Skipped("not_instance_tab: a tab that is not an instance size ('Nx'), e.g. 1-Click Clusters", other_rows, tuple(other_tabs[:5]))
 
 
 def _tab_label(doc: BeautifulSoup, panel: Tag) -> str:
