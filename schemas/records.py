@@ -11,12 +11,18 @@ import types
 import typing
 from dataclasses import dataclass, fields
 from functools import cache
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import IO, Any, ClassVar
 
+# What a parser leaves for the frame (scrapers.base.parse_page) to stamp: the provider, the source,
+# the page's URL, its fetch time and the day it verifies. A record that reaches validation with
+# these still in place was never stamped; the pandera models and the frame's tests catch it.
+UNSTAMPED = ""
+UNSTAMPED_AT = datetime(1970, 1, 1, tzinfo=UTC)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Offer:
     """One rentable GPU configuration at one price, as a provider publishes it.
 
@@ -28,29 +34,29 @@ class Offer:
 
     table: ClassVar[str] = "offers"
 
-    provider: str
+    provider: str = UNSTAMPED
     offer_id: str
-    source: str
+    source: str = UNSTAMPED
     instance_type: str
     region: str
     market: str  # on_demand | spot
-    tier: str | None
+    tier: str | None = None
     gpu_name: str  # the provider's own GPU string, before mapping
     gpu_model: str | None  # canonical, from schemas/reference/gpu_models.csv
     gpu_count: float  # fractional for vGPU slices
-    gpu_memory_gb: float | None  # per GPU device; None = the model's nameplate memory
-    vcpus: float | None
-    ram_gb: float | None
+    gpu_memory_gb: float | None = None  # per GPU device; None = the model's nameplate memory
+    vcpus: float | None = None
+    ram_gb: float | None = None
     price: float  # as quoted, in `currency` per `price_unit`
     price_unit: str  # instance_hour | gpu_hour
     currency: str
     availability: str  # available | unavailable | unknown
-    available_count: int | None
-    interconnect: str | None
-    fabric: str | None
-    fabric_gbps: float | None
-    source_url: str
-    scraped_at: datetime
+    available_count: int | None = None
+    interconnect: str | None = None
+    fabric: str | None = None
+    fabric_gbps: float | None = None
+    source_url: str = UNSTAMPED  # a page's URL; a parser sets it only for a record with its own
+    scraped_at: datetime = UNSTAMPED_AT
     usd_per_hour: float | None = None
     usd_per_gpu_hour: float | None = None
     fx_rate_date: date | None = None  # the exchange rate's date; None for prices quoted in USD
@@ -64,23 +70,23 @@ class Offer:
         return _row(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InterruptionRate:
     """How often a spot instance is reclaimed, as a published band, with its savings."""
 
     table: ClassVar[str] = "interruption_rates"
 
-    provider: str
+    provider: str = UNSTAMPED
     region: str
     instance_type: str
     os: str
-    source: str
+    source: str = UNSTAMPED
     interruption_band: str  # as published, e.g. "<5%"
     band_lower_pct: float
     band_upper_pct: float
     savings_pct: float | None
-    source_url: str
-    scraped_at: datetime
+    source_url: str = UNSTAMPED
+    scraped_at: datetime = UNSTAMPED_AT
 
     def as_row(self) -> dict[str, Any]:
         return _row(self)
@@ -95,15 +101,15 @@ class ExchangeRate:
     currency: str  # ISO 4217 code
     usd_per_unit: float
     rate_date: date  # the day the rate is for, as its publisher dates it
-    source: str
-    source_url: str
-    scraped_at: datetime
+    source: str = UNSTAMPED
+    source_url: str = UNSTAMPED
+    scraped_at: datetime = UNSTAMPED_AT
 
     def as_row(self) -> dict[str, Any]:
         return _row(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ScrapedStorageTerm:
     """A storage price as a machine-readable price list states it, for one region
     (pandera model `schemas.storage_terms.ScrapedStorageTerms`; the `storage_terms` view merges it
@@ -111,20 +117,20 @@ class ScrapedStorageTerm:
 
     table: ClassVar[str] = "scraped_storage_terms"
 
-    provider: str
+    provider: str = UNSTAMPED
     kind: str  # schemas.storage_terms.KINDS
     product: str
     region: str
-    usd_per_gb_month: float | None  # None until normalization converts a non-USD original price
+    usd_per_gb_month: float | None = None  # None until normalization converts a non-USD original price
     original_currency: str
     original_price: float
     original_unit: str  # GB-month | GiB-month | ...
-    max_size_gb: float | None
-    read_throughput_mb_s: float | None
-    source: str
-    source_url: str
-    scraped_at: datetime
-    verified_on: str  # YYYY-MM-DD, the scrape's day
+    max_size_gb: float | None = None
+    read_throughput_mb_s: float | None = None
+    source: str = UNSTAMPED
+    source_url: str = UNSTAMPED
+    scraped_at: datetime = UNSTAMPED_AT
+    verified_on: str = UNSTAMPED  # YYYY-MM-DD, the scrape's day
     evidence: str  # 'columns: "the price list's line" <url>' segments
     notes: str | None = None
 
@@ -132,26 +138,26 @@ class ScrapedStorageTerm:
         return _row(self)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ScrapedEgressTier:
     """One tier of an egress schedule as a machine-readable price list states it, for one region."""
 
     table: ClassVar[str] = "scraped_egress_terms"
 
-    provider: str
+    provider: str = UNSTAMPED
     scope: str  # schemas.egress_terms.SCOPES
     region: str
     tier: int  # 1, 2, ... in order of monthly volume
     from_gb: float
-    to_gb: float | None  # None = unbounded
+    to_gb: float | None = None  # None = unbounded
     usd_per_gb: float
     original_price: float
     original_unit: str  # GB | GiB
-    free_allowance_gb_month: float | None
-    source: str
-    source_url: str
-    scraped_at: datetime
-    verified_on: str
+    free_allowance_gb_month: float | None = None
+    source: str = UNSTAMPED
+    source_url: str = UNSTAMPED
+    scraped_at: datetime = UNSTAMPED_AT
+    verified_on: str = UNSTAMPED
     evidence: str
     notes: str | None = None
 
@@ -179,7 +185,7 @@ class Skipped:
     reason: str
     count: int
     examples: tuple[str, ...]
-    source_url: str  # the page that held them
+    source_url: str = UNSTAMPED  # the page that held them
 
     def as_row(self) -> dict[str, Any]:
         return {"reason": self.reason, "count": self.count, "examples": list(self.examples), "source_url": self.source_url}

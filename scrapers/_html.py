@@ -6,9 +6,9 @@ rows span two lines with colspans, body rows hide inside CMS wrappers, a grid ro
 cells for the mobile layout, and counts carry footnote markers. These helpers find things by what
 a reader sees (a heading's text, a column's header label) within the part of the page a heading
 opens, never by a path from the document root. Labels compare case- and whitespace-insensitively
-and without footnote marks. Every lookup that comes back empty raises `ParseError` naming the
-element it expected, so a redesigned page fails the source loudly instead of loading zero or
-misaligned rows. Underscore module: not a source.
+and without footnote marks. Every lookup that comes back empty raises `ParseError` through
+`base.shape_error`, as `_json` does, naming the element it expected, so a redesigned page fails
+the source loudly instead of loading zero or misaligned rows. Underscore module: not a source.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import IO, TypeVar
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 
 from gpucat.schemas.errors import ParseError
+from gpucat.scrapers.base import shape_error
 
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 T = TypeVar("T")
@@ -45,12 +46,12 @@ def page(body: IO[bytes], what: str) -> BeautifulSoup:
     """The document, parsed with lxml; `what` names the page in errors. Pages over MAX_HTML_BYTES are refused."""
     raw = body.read(MAX_HTML_BYTES + 1)
     if len(raw) > MAX_HTML_BYTES:
-        raise ParseError(f"{what}: the page is over {MAX_HTML_BYTES:,} bytes, far past any pricing page; refusing to parse it")
+        raise shape_error(what, f"the page is over {MAX_HTML_BYTES:,} bytes, far past any pricing page; refusing to parse it")
     if not raw.strip():
-        raise ParseError(f"{what}: empty body")
+        raise shape_error(what, "empty body")
     doc = BeautifulSoup(raw, "lxml")
     if doc.body is None or not text(doc.body):
-        raise ParseError(f"{what}: no HTML body")
+        raise shape_error(what, "no HTML body")
     return doc
 
 
@@ -82,7 +83,7 @@ def heading(root: Tag, wanted: str, what: str) -> Tag:
         if same(text(node), wanted):
             return node
     found = [text(h) for h in root.find_all(HEADINGS)][:20]
-    raise ParseError(f"{what}: no heading {wanted!r} (headings on the page: {found})")
+    raise shape_error(what, f"no heading {wanted!r} (headings on the page: {found})")
 
 
 def read_section(root: Tag, wanted: str, what: str, read: Callable[[list[Tag]], T]) -> T:
@@ -149,7 +150,7 @@ def grids_by_headers(nodes: Sequence[Tag], required: Sequence[str], what: str) -
     # A wrapper whose only child is a header row matches too: keep the innermost.
     header_rows = [h for h in header_rows if not any(other is not h and _inside(other, h) for other in header_rows)]
     if not header_rows:
-        raise ParseError(f"{what}: no header row with labels {list(required)}")
+        raise shape_error(what, f"no header row with labels {list(required)}")
     grids = []
     for header_row in header_rows:
         header_cells = children(header_row)
@@ -161,7 +162,7 @@ def grids_by_headers(nodes: Sequence[Tag], required: Sequence[str], what: str) -
             if len(cells) != len(headers) and kind:
                 cells = [c for c in cells if kind <= set(c.get("class") or ())]
             if len(cells) != len(headers):
-                raise ParseError(f"{what}: a row has {len(cells)} cells under {len(headers)} headers {headers}: {text(row)[:120]!r}")
+                raise shape_error(what, f"a row has {len(cells)} cells under {len(headers)} headers {headers}: {text(row)[:120]!r}")
             rows.append(cells)
         grids.append(Grid(header_row, headers, rows))
     # A row of the same template that no header row claims is a table whose header changed: fail
@@ -170,7 +171,7 @@ def grids_by_headers(nodes: Sequence[Tag], required: Sequence[str], what: str) -
     template = {(g.header_row.name, tuple(g.header_row.get("class") or ())) for g in grids}
     orphans = [n for n in nodes if (n.name, tuple(n.get("class") or ())) in template and id(n) not in claimed]
     if orphans:
-        raise ParseError(f"{what}: {len(orphans)} rows under no header row with labels {list(required)}, e.g. {text(orphans[0])[:80]!r}")
+        raise shape_error(what, f"{len(orphans)} rows under no header row with labels {list(required)}, e.g. {text(orphans[0])[:80]!r}")
     return grids
 
 
@@ -196,10 +197,10 @@ def table_by_headers(nodes: Tag | Sequence[Tag], required: Sequence[str], what: 
                 continue
             cells = [c for cell in tr.find_all(["th", "td"], recursive=False) for c in [cell] * _span(cell, "colspan")]
             if len(cells) != len(headers):
-                raise ParseError(f"{what}: a row has {len(cells)} cells under {len(headers)} headers {headers}: {text(tr)!r}")
+                raise shape_error(what, f"a row has {len(cells)} cells under {len(headers)} headers {headers}: {text(tr)!r}")
             rows.append(cells)
         return headers, rows
-    raise ParseError(f"{what}: no <table> with headers {list(required)} (tables seen: {seen})")
+    raise shape_error(what, f"no <table> with headers {list(required)} (tables seen: {seen})")
 
 
 def column(headers: Sequence[str], wanted: str, what: str) -> int:
@@ -208,7 +209,7 @@ def column(headers: Sequence[str], wanted: str, what: str) -> int:
     for i, header in enumerate(headers):
         if _matches(header, wanted):
             return i
-    raise ParseError(f"{what}: no column {wanted!r} (columns: {list(headers)})")
+    raise shape_error(what, f"no column {wanted!r} (columns: {list(headers)})")
 
 
 def usd(cell: str) -> float | None:
@@ -245,7 +246,7 @@ def require(items: Iterable, what: str) -> list:
     """The items as a list; none at all means the page no longer has what the parser reads."""
     found = list(items)
     if not found:
-        raise ParseError(f"{what}: nothing found")
+        raise shape_error(what, "nothing found")
     return found
 
 

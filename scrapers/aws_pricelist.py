@@ -16,7 +16,6 @@ MarketOption=OnDemand (Reserved rows also say OnDemand there, hence the TermType
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -24,9 +23,9 @@ from pathlib import Path
 from typing import IO
 
 from gpucat.schemas.errors import ParseError
-from gpucat.scrapers import _aws, _linescan
+from gpucat.scrapers import _aws, _json, _linescan
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from gpucat.scrapers.base import Fetcher, Source, read_at_most
+from gpucat.scrapers.base import Fetcher, Source, read_at_most, shape_error
 
 HOST = "pricing.us-east-1.amazonaws.com"
 BASE = f"https://{HOST}"
@@ -65,11 +64,10 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 def region_file_urls(region_index: bytes, wanted: set[str]) -> list[str]:
     """CSV URLs of the regions in the index (all, or the `wanted` ones), in a stable order."""
-    try:
-        regions = json.loads(region_index)["regions"]
-        paths = {code: entry["currentVersionUrl"] for code, entry in regions.items()}
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ParseError(f"AWS region index is not in the expected shape: {exc!r}") from None
+    regions = _json.page(region_index, "AWS region index", "regions", kind=dict)
+    paths = {code: entry.get("currentVersionUrl") if isinstance(entry, dict) else None for code, entry in regions.items()}
+    if not all(isinstance(path, str) for path in paths.values()):
+        raise shape_error("AWS region index", "a region has no currentVersionUrl")
     missing = wanted - paths.keys()
     if missing:
         raise ParseError(f"regions not in the AWS region index: {', '.join(sorted(missing))}")
@@ -101,13 +99,13 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
             if len(row) != width:
                 yield Rejected("offers", (f"malformed_csv_row: {len(row)} fields, header has {width}",), {"line": text[:500]})
                 continue
-        item = _offer(row, col, url, fetched_at)
+        item = _offer(row, col)
         if isinstance(item, str):
             not_gpu.append(item)
         elif item is not None:
             yield item
     if not_gpu:
-        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
+        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5])
 
 
 def _candidate_lines(body: IO[bytes], term_type_index: int) -> Iterator[bytes]:
@@ -150,7 +148,7 @@ def _read_header(body: IO[bytes]) -> list[str]:
     raise ParseError("not an AWS price list CSV: no SKU header in the first lines")
 
 
-def _offer(row: Sequence[str], col: dict[str, int], url: str, fetched_at: datetime) -> ParseItem | str | None:
+def _offer(row: Sequence[str], col: dict[str, int]) -> ParseItem | str | None:
     """The row's offer or rejection; its instance type when it is not a GPU offer; None when out of scope."""
 
     def get(name: str) -> str:
@@ -197,13 +195,10 @@ def _offer(row: Sequence[str], col: dict[str, int], url: str, fetched_at: dateti
     if gpu_memory_gb is None and spec is not None and spec.gpu_memory_gib:
         gpu_memory_gb = round(spec.gpu_memory_gib * _aws.GIB_TO_GB, 3)
     return Offer(
-        provider="aws",
         offer_id=f"{instance_type}/{region}/on_demand",
-        source=SOURCE.name,
         instance_type=instance_type,
         region=region,
         market="on_demand",
-        tier=None,
         gpu_name=decoded.family,
         gpu_model=decoded.gpu_model,
         gpu_count=gpu_count,
@@ -214,12 +209,9 @@ def _offer(row: Sequence[str], col: dict[str, int], url: str, fetched_at: dateti
         price_unit="instance_hour",
         currency=get("Currency"),
         availability="unknown",
-        available_count=None,
         interconnect=_aws.interconnect_for(instance_type, gpu_count),
         fabric=spec.fabric if spec else None,
         fabric_gbps=spec.fabric_gbps if spec else None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -8,13 +8,12 @@ since 2024-05) with its old region aliases, so archived captures stay readable.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
-from gpucat.scrapers import _aws
+from gpucat.scrapers import _aws, _json
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from gpucat.scrapers.base import Fetcher, Source
 
@@ -34,10 +33,7 @@ def load_feed(body: bytes) -> dict[str, Any]:
         if not text.endswith(")"):
             raise ParseError("spot.js body is truncated: no closing parenthesis")
         text = text[:-1]
-    try:
-        feed = json.loads(text)
-    except ValueError as exc:
-        raise ParseError(f"spot feed is not valid JSON: {exc}") from None
+    feed = _json.document(text, "spot feed")
     if not isinstance(feed, dict) or not isinstance(feed.get("config"), dict) or "regions" not in feed["config"]:
         raise ParseError("spot feed lacks config.regions")
     return feed
@@ -47,25 +43,22 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     feed = load_feed(body.read())
     currencies = feed["config"].get("currencies") or ["USD"]
     not_gpu: list[str] = []
-    try:
-        for region_block in feed["config"]["regions"]:
-            region = _aws.LEGACY_REGIONS.get(region_block["region"], region_block["region"])
-            for group in region_block["instanceTypes"]:
-                for size in group["sizes"]:
-                    decoded = _aws.decode(size["size"])
-                    if decoded.kind == "not_gpu":
-                        not_gpu.append(size["size"])
-                        continue
-                    item = _offer(region, size, decoded, currencies[0], url, fetched_at)
-                    if item is not None:
-                        yield item
-    except (KeyError, TypeError) as exc:
-        raise ParseError(f"spot feed is not in the expected shape: missing {exc}") from None
+    for region_block in feed["config"]["regions"]:  # a block of the wrong shape: the frame fails the feed
+        region = _aws.LEGACY_REGIONS.get(region_block["region"], region_block["region"])
+        for group in region_block["instanceTypes"]:
+            for size in group["sizes"]:
+                decoded = _aws.decode(size["size"])
+                if decoded.kind == "not_gpu":
+                    not_gpu.append(size["size"])
+                    continue
+                item = _offer(region, size, decoded, currencies[0])
+                if item is not None:
+                    yield item
     if not_gpu:
-        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
+        yield Skipped("not_gpu: not an accelerated instance family", len(not_gpu), tuple(sorted(set(not_gpu)))[:5])
 
 
-def _offer(region: str, size: dict[str, Any], decoded: _aws.Decoded, currency: str, url: str, fetched_at: datetime) -> ParseItem | None:
+def _offer(region: str, size: dict[str, Any], decoded: _aws.Decoded, currency: str) -> ParseItem | None:
     instance_type = size["size"]
     linux = next((c for c in size["valueColumns"] if c["name"] == "linux"), None)
     if linux is None:
@@ -84,13 +77,10 @@ def _offer(region: str, size: dict[str, Any], decoded: _aws.Decoded, currency: s
     if spec is None:
         return Rejected("offers", (f"unknown_instance_type: {instance_type!r}", "GPU count and specs not in the AWS instance table"), raw)
     return Offer(
-        provider="aws",
         offer_id=f"{instance_type}/{region}/spot",
-        source=SOURCE.name,
         instance_type=instance_type,
         region=region,
         market="spot",
-        tier=None,
         gpu_name=decoded.family,
         gpu_model=decoded.gpu_model,
         gpu_count=float(spec.gpu_count),
@@ -101,12 +91,9 @@ def _offer(region: str, size: dict[str, Any], decoded: _aws.Decoded, currency: s
         price_unit="instance_hour",
         currency=currency,
         availability="unknown",
-        available_count=None,
         interconnect=spec.interconnect,
         fabric=spec.fabric,
         fabric_gbps=spec.fabric_gbps,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

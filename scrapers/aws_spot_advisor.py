@@ -6,7 +6,6 @@ The bands come from the feed's `ranges` labels ("<5%", "5-10%", ">20%"); their `
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -14,6 +13,7 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import InterruptionRate, Page, ParseItem, Rejected
+from gpucat.scrapers import _json
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "spot-bid-advisor.s3.amazonaws.com"
@@ -38,12 +38,9 @@ def band_bounds(label: str) -> tuple[float, float]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        data = json.loads(body.read())
-        ranges = {int(r["index"]): r["label"] for r in data["ranges"]}
-        advisor: dict[str, dict[str, dict[str, Any]]] = data["spot_advisor"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ParseError(f"spot advisor data is not in the expected shape: {exc!r}") from None
+    data = _json.page(body, "spot advisor data", kind=dict)
+    ranges = {int(r["index"]): r["label"] for r in _json.member(data, "spot advisor data", "ranges")}
+    advisor: dict[str, dict[str, dict[str, Any]]] = _json.member(data, "spot advisor data", "spot_advisor", kind=dict)
     bounds = {index: band_bounds(label) for index, label in ranges.items()}
     for region, by_os in sorted(advisor.items()):
         for os_name, by_type in sorted(by_os.items()):
@@ -55,17 +52,13 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
                     continue
                 lower, upper = bounds[band]
                 yield InterruptionRate(
-                    provider="aws",
                     region=region,
                     instance_type=instance_type,
                     os=os_name,
-                    source=SOURCE.name,
                     interruption_band=ranges[band],
                     band_lower_pct=lower,
                     band_upper_pct=upper,
                     savings_pct=float(entry["s"]) if isinstance(entry.get("s"), int | float) else None,
-                    source_url=url,
-                    scraped_at=fetched_at,
                 )
 
 

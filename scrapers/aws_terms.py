@@ -66,9 +66,9 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     offer, header = _read_preamble(body)
     col = {name: i for i, name in enumerate(header)}
     if offer == EC2_OFFER:
-        yield from _storage(body, header, col, url, fetched_at)
+        yield from _storage(body, header, col, url)
     elif offer == TRANSFER_OFFER:
-        yield from _transfer(body, header, col, url, fetched_at)
+        yield from _transfer(body, header, col, url)
     else:
         raise ParseError(f"AWS price list {url}: offer {offer!r} carries no terms gpucat reads")
 
@@ -123,7 +123,7 @@ def _rows(
         yield row
 
 
-def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str) -> Iterator[ParseItem]:
     found = 0
     for row in _rows(body, header, col, STORAGE_COLUMNS, _STORAGE_TOKENS, "scraped_storage_terms"):
         if isinstance(row, Rejected):
@@ -161,7 +161,6 @@ def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, 
         if throughput is not None:
             segments.append(f'read_throughput_mb_s: "Max throughput/volume {get("Max throughput/volume")}" <{url}>')
         yield ScrapedStorageTerm(
-            provider="aws",
             kind="block",
             product=VOLUME_PRODUCTS[api_name],
             region=get("Region Code"),
@@ -171,10 +170,6 @@ def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, 
             original_unit="GB-month",
             max_size_gb=max_size_gb,
             read_throughput_mb_s=throughput,
-            source=SOURCE.name,
-            source_url=url,
-            scraped_at=fetched_at,
-            verified_on=fetched_at.date().isoformat(),
             evidence=" || ".join(segments),
             notes="max_size_gb and read_throughput_mb_s are the volume type's limits (GiB and MiB/s converted); the price is per GB-month provisioned",
         )
@@ -182,7 +177,7 @@ def _storage(body: IO[bytes], header: list[str], col: dict[str, int], url: str, 
         raise ParseError(f"AWS price list {url}: no EBS volume price ({', '.join(VOLUME_PRODUCTS)}); has the Storage family changed?")
 
 
-def _transfer(body: IO[bytes], header: list[str], col: dict[str, int], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _transfer(body: IO[bytes], header: list[str], col: dict[str, int], url: str) -> Iterator[ParseItem]:
     schedules: dict[str, list[list[str]]] = defaultdict(list)
     for row in _rows(body, header, col, TRANSFER_COLUMNS, _TRANSFER_TOKENS, "scraped_egress_terms"):
         if isinstance(row, Rejected):
@@ -198,10 +193,10 @@ def _transfer(body: IO[bytes], header: list[str], col: dict[str, int], url: str,
     if not schedules:
         raise ParseError(f"AWS price list {url}: no internet egress (AWS Outbound to External) rows")
     for region, rows in sorted(schedules.items()):
-        yield from _schedule(region, rows, col, url, fetched_at)
+        yield from _schedule(region, rows, col, url)
 
 
-def _schedule(region: str, rows: list[list[str]], col: dict[str, int], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _schedule(region: str, rows: list[list[str]], col: dict[str, int], url: str) -> Iterator[ParseItem]:
     """One region's rate rows as tiers in range order; a schedule with a bad row is rejected whole
     (a gap in the tiers would price the traffic in it as unknown, or worse, at the wrong rate)."""
     try:
@@ -216,7 +211,6 @@ def _schedule(region: str, rows: list[list[str]], col: dict[str, int], url: str,
     for tier, (start, end, price, row) in enumerate(ranges, start=1):
         quote = f"SKU {row[col['SKU']]}, {row[col['usageType']]}, {row[col['StartingRange']]}-{row[col['EndingRange']]} GB at {row[col['PricePerUnit']]} USD per GB: {row[col['PriceDescription']]}"
         yield ScrapedEgressTier(
-            provider="aws",
             scope="internet",
             region=region,
             tier=tier,
@@ -225,11 +219,7 @@ def _schedule(region: str, rows: list[list[str]], col: dict[str, int], url: str,
             usd_per_gb=price,
             original_price=price,
             original_unit="GB",
-            free_allowance_gb_month=None,  # account-wide, across services: not in the price list
-            source=SOURCE.name,
-            source_url=url,
-            scraped_at=fetched_at,
-            verified_on=fetched_at.date().isoformat(),
+            # free_allowance_gb_month: account-wide, across services: not in the price list
             evidence=f'from_gb,to_gb,usd_per_gb,original_price: "{quote}" <{url}>',
         )
 
@@ -241,9 +231,10 @@ def _upper(value: str) -> float | None:
 def _scaled(value: str, units: dict[str, float]) -> float | None:
     """'16 TiB' -> 17592.186 (GB); '1000 MiB/s' -> 1048.576 (MB/s); anything else -> None."""
     number, _, unit = (value or "").strip().partition(" ")
+    scale = units.get(unit)
     try:
-        return round(float(number.replace(",", "")) * units[unit], 3)
-    except (ValueError, KeyError):
+        return round(float(number.replace(",", "")) * scale, 3) if scale is not None else None
+    except ValueError:
         return None
 
 

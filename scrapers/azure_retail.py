@@ -11,7 +11,6 @@ skipped and counted, an N-series size the grammar cannot place is rejected as `u
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -19,10 +18,10 @@ from datetime import datetime
 from typing import IO, Any
 from urllib.parse import quote
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from gpucat.scrapers import _azure
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json, _paging
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 from gpucat.schemas.reference import gpu_models
 
@@ -40,51 +39,23 @@ PLACEHOLDER_RATIO = 0.2
 _SOVEREIGN = ("usgov", "usdod", "china", "germany")
 
 
+# Each page names the next one's full URL (query included) in NextPageLink, null on the last.
+PAGES = _paging.NextUrl(("NextPageLink",))
+
+
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
-    yield from walk(fetcher, URL, set())
-
-
-def walk(fetcher: Fetcher, first: str, seen: set[str]) -> Iterator[Page]:
-    """Every page from `first` on, following NextPageLink; `seen` (shared across walks) caps and
-    stops a loop."""
-    url: str | None = first
-    while url:
-        if url in seen or len(seen) >= MAX_PAGES:
-            raise ParseError(f"Azure pagination does not end (page {len(seen) + 1}: {url})")
-        seen.add(url)
-        page = fetcher.get(url)
-        yield page
-        url = next_page_link(page.path.read_bytes())
-
-
-def next_page_link(body: bytes) -> str | None:
-    try:
-        link = json.loads(body).get("NextPageLink")
-    except (ValueError, AttributeError) as exc:
-        raise ParseError(f"Azure page is not a JSON object: {exc}") from None
-    return link or None
+    yield from _paging.paginate(fetcher, URL, PAGES, what="Azure retail prices", max_pages=MAX_PAGES)
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        envelope = json.loads(body.read())
-        items = envelope["Items"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ParseError(f"Azure retail page lacks Items: {exc!r}") from None
-    if not isinstance(items, list):
-        raise ParseError("Azure retail page: Items is not a list")
     not_gpu: list[str] = []
-    for item in items:
-        try:
-            offer = _offer(item, url, fetched_at)
-        except (KeyError, TypeError) as exc:
-            raise ParseError(f"Azure retail item lacks field {exc}") from None
+    for offer in each_record("offers", _json.page(body, "Azure retail page", "Items"), lambda item: [_offer(item)]):
         if isinstance(offer, str):
             not_gpu.append(offer)
         elif offer is not None:
             yield offer
     if not_gpu:
-        yield Skipped("not_gpu: not a GPU VM size", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
+        yield Skipped("not_gpu: not a GPU VM size", len(not_gpu), tuple(sorted(set(not_gpu)))[:5])
 
 
 def _in_scope(item: dict[str, Any]) -> bool:
@@ -105,7 +76,7 @@ def sku_of(item: dict[str, Any]) -> str:
     return arm if arm.lower().startswith("standard_") else _azure.name_from_sku_name(item["skuName"])
 
 
-def _offer(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | str | None:
+def _offer(item: dict[str, Any]) -> ParseItem | str | None:
     """The item's offer or rejection; its SKU name when it is not a GPU VM; None when out of scope."""
     if not _in_scope(item):
         return None
@@ -120,30 +91,23 @@ def _offer(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | 
     series, count = decoded.series, decoded.gpu_count
     assert series is not None and count is not None and decoded.gpu_model is not None
     return Offer(
-        provider="azure",
         offer_id=f"{sku}/{region}/{market}",
-        source=SOURCE.name,
         instance_type=sku,
         region=region,
         market=market,
-        tier=None,
         gpu_name=sku,
         gpu_model=decoded.gpu_model,
         gpu_count=count,
         gpu_memory_gb=_slice_memory_gb(decoded.gpu_model, count) if count < 1 else None,
         vcpus=float(decoded.vcpus) if decoded.vcpus else None,
-        ram_gb=None,
         price=float(item["retailPrice"]),
         price_unit="instance_hour",
         currency=item["currencyCode"],
         availability="unknown",
-        available_count=None,
         interconnect=series.interconnect if count > 1 else None,
         # r: RDMA. A series page that names the fabric says how fast; NCv3's NC24rs does not.
         fabric=series.fabric or ("infiniband" if "r" in decoded.features else None),
         fabric_gbps=float(series.fabric_gbps) if series.fabric_gbps else None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -18,17 +18,16 @@ region the provider-wide terms quote (`eastus`):
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import IO, Any
 from urllib.parse import quote
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Page, ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
-from gpucat.scrapers.azure_retail import API_VERSION, HOST, walk
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers.azure_retail import API_VERSION, HOST, MAX_PAGES, PAGES
+from gpucat.scrapers import _json, _paging
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 REGIONS = ("eastus",)  # the region Azure's pricing pages quote first; see terms_reference_regions
 DISK_PRODUCTS = ("Premium SSD Managed Disks", "Standard SSD Managed Disks")
@@ -61,33 +60,26 @@ def walk_urls(region: str) -> tuple[str, str]:
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
-    seen: set[str] = set()
     for region in REGIONS:
         for first in walk_urls(region):
-            yield from walk(fetcher, first, seen)
+            yield from _paging.paginate(fetcher, first, PAGES, what=f"Azure retail prices ({region})", max_pages=MAX_PAGES)
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        items = json.loads(body.read())["Items"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ParseError(f"Azure retail page lacks Items: {exc!r}") from None
-    if not isinstance(items, list):
-        raise ParseError("Azure retail page: Items is not a list")
-    for item in items:
-        try:
-            if item["type"] != "Consumption" or item["currencyCode"] != "USD":
-                continue
-            if item["serviceName"] == "Storage" and item["productName"] in DISK_PRODUCTS:
-                record = _disk(item, url, fetched_at)
-            elif item["serviceName"] == "Bandwidth" and item["productName"] == EGRESS_PRODUCT and item["meterName"] == EGRESS_METER:
-                record = _egress_tier(item, url, fetched_at)
-            else:
-                continue
-        except (KeyError, TypeError) as exc:
-            raise ParseError(f"Azure retail item lacks field {exc}") from None
-        if record is not None:
-            yield record
+    # An item that cannot be read is rejected under the first table: which one it priced is unknown.
+    yield from each_record("scraped_storage_terms", _json.page(body, "Azure retail page", "Items"), lambda item: _terms(item, url))
+
+
+def _terms(item: dict[str, Any], url: str) -> list[ParseItem]:
+    if item["type"] != "Consumption" or item["currencyCode"] != "USD":
+        return []
+    if item["serviceName"] == "Storage" and item["productName"] in DISK_PRODUCTS:
+        record = _disk(item, url)
+    elif item["serviceName"] == "Bandwidth" and item["productName"] == EGRESS_PRODUCT and item["meterName"] == EGRESS_METER:
+        record = _egress_tier(item, url)
+    else:
+        return []
+    return [] if record is None else [record]
 
 
 def _raw(item: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +87,7 @@ def _raw(item: dict[str, Any]) -> dict[str, Any]:
     return {k: item.get(k) for k in keys}
 
 
-def _disk(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | None:
+def _disk(item: dict[str, Any], url: str) -> ParseItem | None:
     size_name, _, redundancy = str(item["skuName"]).partition(" ")
     if redundancy != "LRS" or item["meterName"] != f"{item['skuName']} Disk":
         return None  # ZRS, the Disk Mount and Disk Operations meters
@@ -111,7 +103,6 @@ def _disk(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | N
     quote_price = f"meterId {item['meterId']}, {item['meterName']} ({item['productName']}): {price} USD per {item['unitOfMeasure']}"
     quote_size = f"{_SIZE_TABLE_NAMES[table]} {size_name}, Disk size in GiB {size_gib:,}"
     return ScrapedStorageTerm(
-        provider="azure",
         kind="block",
         product=f"{item['productName'].removesuffix(' Managed Disks')} {item['skuName']}",
         region=item["armRegionName"],
@@ -120,11 +111,6 @@ def _disk(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | N
         original_price=round(price / size_gib, 9),
         original_unit="GiB-month",
         max_size_gb=round(size_gib * GIB_GB, 3),
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=(
             f'usd_per_gb_month,original_price: "{quote_price}" <{url}>'
             f' || usd_per_gb_month,original_price,max_size_gb: "{quote_size}" <{SIZE_TABLES[table]}>'
@@ -133,7 +119,7 @@ def _disk(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | N
     )
 
 
-def _egress_tier(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
+def _egress_tier(item: dict[str, Any], url: str) -> ParseItem:
     """A tier as the item states it; `tier` and `to_gb` are set by the batch pass, which sees them all."""
     price, start = item["retailPrice"], item["tierMinimumUnits"]
     if item["unitOfMeasure"] != "1 GB":
@@ -142,20 +128,13 @@ def _egress_tier(item: dict[str, Any], url: str, fetched_at: datetime) -> ParseI
         return Rejected("scraped_egress_terms", (f"unparseable_number: retailPrice {price!r}, tierMinimumUnits {start!r}",), _raw(item))
     quote_tier = f"meterId {item['meterId']}, {item['productName']} {item['meterName']}, tierMinimumUnits {start}: {price} USD per {item['unitOfMeasure']}"
     return ScrapedEgressTier(
-        provider="azure",
         scope="internet",
         region=item["armRegionName"],
         tier=0,
         from_gb=float(start),
-        to_gb=None,
         usd_per_gb=float(price),
         original_price=float(price),
         original_unit="GB",
-        free_allowance_gb_month=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'from_gb,usd_per_gb,original_price: "{quote_tier}" <{url}>',
         notes=item["meterId"],  # for the batch pass (one meter per region's ladder), which clears it
     )

@@ -4,18 +4,26 @@ A source is data: its name, provider, the hosts it may contact, the tables it fi
 fetch (a function over a `Fetcher`) and how to parse (a pure function over a payload).
 Parsers never see an `httpx.Response`; they get the body as a binary stream plus the page's
 URL and fetch time, so `gpucat parse FILE` and a live run share one code path.
+
+The frame around a parser lives here too, so a source module holds only its provider's
+knowledge: `parse_page` stamps every record's provenance (provider, source, page URL, fetch
+time, the day it verifies) and turns a payload of the wrong shape into a `ParseError`, and
+`each_record` turns one bad record into a counted `Rejected` row with its reason.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 from gpucat.schemas.errors import ParseError
-from gpucat.schemas.records import Page, ParseItem, Rejected, type_problems
+from gpucat.schemas.records import Page, ParseItem, Rejected, Skipped, type_problems
 from gpucat.schemas.settings import Settings
+
+T = TypeVar("T")
 
 
 class Fetcher(Protocol):
@@ -76,22 +84,11 @@ def read_at_most(body: IO[bytes], cap: int, what: str) -> bytes:
 
 
 def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:
-    """Run a source's parser over pages, then its batch pass.
-
-    A parser that trips over a payload of the wrong shape (a key missing, a string where an
-    object was, a number that is not one) rejects the payload: the source fails with a
-    `ParseError` naming the page, never with a traceback. A record whose fields are not of their
-    declared types becomes a `Rejected` row, since validation would coerce it unnoticed.
-    """
+    """Run a source's parser over pages (`parse_page`), then its batch pass."""
     items: list[ParseItem] = []
     for page in pages:
         with page.open() as body:
-            try:
-                items.extend(source.parse(body, url=page.url, fetched_at=page.fetched_at))
-            except UnicodeDecodeError as exc:  # a binary or mis-encoded body is a payload problem
-                raise ParseError(f"{source.name}: {page.url} is not UTF-8 text (byte {exc.start})") from None
-            except _SHAPE_ERRORS as exc:
-                raise ParseError(f"{source.name}: {page.url} is not in the expected shape ({type(exc).__name__}: {str(exc)[:200]})") from None
+            items.extend(parse_page(source, body, url=page.url, fetched_at=page.fetched_at))
     if source.postprocess is not None:
         try:
             items = list(source.postprocess(items))
@@ -100,12 +97,69 @@ def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:
     return [_typed(item) for item in items]
 
 
+def parse_page(source: Source, body: IO[bytes], *, url: str, fetched_at: datetime) -> list[ParseItem]:
+    """One body through a source's parser, each record stamped with where and when it was read.
+
+    A parser that trips over a payload of the wrong shape (a key missing, a string where an
+    object was, a number that is not one) rejects the payload: the source fails with a
+    `ParseError` naming the page, never with a traceback. (One record of the wrong shape among
+    good ones is `each_record`'s to reject.)
+    """
+    try:
+        items = list(source.parse(body, url=url, fetched_at=fetched_at))
+    except UnicodeDecodeError as exc:  # a binary or mis-encoded body is a payload problem
+        raise ParseError(f"{source.name}: {url} is not UTF-8 text (byte {exc.start})") from None
+    except _SHAPE_ERRORS as exc:
+        raise ParseError(f"{source.name}: {url} is not in the expected shape ({type(exc).__name__}: {str(exc)[:200]})") from None
+    return [_stamped(item, source, url, fetched_at) for item in items]
+
+
+def each_record(table: str, rows: Iterable[Any], build: Callable[[Any], Iterable[T]]) -> Iterator[T | Rejected]:
+    """`build(row)`'s items for each raw row; a row it cannot read (a field missing or of the
+    wrong kind) becomes one `Rejected` row with the reason, and the other rows still count."""
+    for row in rows:
+        try:
+            items = list(build(row))
+        except _SHAPE_ERRORS as exc:
+            yield Rejected(table, (f"malformed_record: {_why(exc)}",), row if isinstance(row, dict) else {"record": str(row)[:500]})
+        else:
+            yield from items
+
+
+def shape_error(what: str, problem: str) -> ParseError:
+    """The one way a page of the wrong shape is reported: what the page is, then what is wrong."""
+    return ParseError(f"{what}: {problem}")
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing field {exc}"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _stamped(item: ParseItem, source: Source, url: str, fetched_at: datetime) -> ParseItem:
+    if isinstance(item, Rejected):
+        return item
+    if isinstance(item, Skipped):
+        return dataclasses.replace(item, source_url=url)
+    stamp: dict[str, Any] = {"source": source.name, "source_url": item.source_url or url, "scraped_at": fetched_at}
+    if hasattr(item, "provider"):
+        stamp["provider"] = source.provider
+    if hasattr(item, "verified_on"):
+        stamp["verified_on"] = fetched_at.date().isoformat()
+    return dataclasses.replace(item, **stamp)
+
+
 # What a parser raises when the payload is not what it expects (its own bugs show up in its tests).
 _SHAPE_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError, ArithmeticError, RecursionError)
 
 
 def _typed(item: ParseItem) -> ParseItem:
-    if isinstance(item, Rejected):
+    if isinstance(item, Rejected | Skipped):
         return item
-    problems = type_problems(item)
-    return Rejected(item.table, tuple(f"wrong_type: {p}" for p in problems), item.as_row()) if problems else item
+    problems = [f"wrong_type: {p}" for p in type_problems(item)] + [
+        f"out_of_range: {name}: {value} does not fit a 64-bit integer"  # a column of them could not be built
+        for name, value in item.as_row().items()
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63
+    ]
+    return Rejected(item.table, tuple(problems), item.as_row()) if problems else item

@@ -12,7 +12,6 @@ rejected with `no_datacenter`. CPU-only variants are skipped.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
@@ -20,7 +19,8 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.scrapers._gpus import mapped
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "api.cloudrift.ai"
 URL = f"https://{HOST}/api/v1/instance-types/list"
@@ -42,72 +42,54 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"CloudRift answer is not JSON: {exc}") from None
+    payload = _json.document(body, "CloudRift answer")
     if isinstance(payload, str):  # the API answers errors as a bare JSON string
         raise ParseError(f"CloudRift answered an error: {payload[:200]}")
-    types = ((payload.get("data") or {}) if isinstance(payload, dict) else {}).get("instance_types")
-    if not isinstance(types, list):
-        raise ParseError("CloudRift answer lacks data.instance_types")
-    for instance_type in types:
+    for instance_type in _json.member(payload, "CloudRift answer", "data", "instance_types"):
         if not isinstance(instance_type, dict) or "brand_short" not in instance_type or not isinstance(instance_type.get("variants"), list):
             raise ParseError(f"CloudRift instance type lacks `brand_short` or `variants`: {str(instance_type)[:200]}")
-        for variant in instance_type["variants"]:
-            yield from _offers(instance_type["brand_short"], variant, url, fetched_at)
+        variants = [{"brand_short": instance_type["brand_short"], **variant} for variant in instance_type["variants"]]
+        yield from each_record("offers", variants, _offers)
 
 
-def _offers(brand: str, variant: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        name, count, cents = variant["name"], variant["gpu_count"], variant["cost_per_hour"]
-    except KeyError as exc:
-        raise ParseError(f"CloudRift variant lacks {exc}") from None
+def _offers(row: dict[str, Any]) -> Iterator[ParseItem]:
+    name, count, cents = row["name"], row["gpu_count"], row["cost_per_hour"]
     if not count:
         return  # a CPU-only variant
-    nodes = variant.get("nodes_per_dc", variant.get("available_nodes_per_dc"))
+    brand, nodes = row["brand_short"], row.get("nodes_per_dc", row.get("available_nodes_per_dc"))
     if not isinstance(nodes, dict):
-        raise ParseError(f"CloudRift variant {name!r} lacks nodes_per_dc / available_nodes_per_dc")
-    row = {"brand_short": brand, **variant}
+        yield Rejected("offers", ("malformed_record: no nodes_per_dc / available_nodes_per_dc",), row)
+        return
     if not isinstance(cents, int | float) or isinstance(cents, bool) or cents <= 0:
         yield Rejected("offers", (f"no_price: cost_per_hour {cents!r}",), row)
         return
     if not nodes:
         yield Rejected("offers", ("no_datacenter: the variant is listed in no datacenter",), row)
         return
-    vram = variant.get("vram")  # bytes per GPU
+    vram = row.get("vram")  # bytes per GPU
     gpu_model, why = mapped(GPU_BRANDS, brand, provider="cloudrift", memory_gb=vram / 1e9 if isinstance(vram, int) and vram > 0 else None)
     if gpu_model is None:
         yield Rejected("offers", (str(why),), row)  # once per variant, not per datacenter
         return
-    free = variant.get("available_nodes_per_dc") or {}
+    free = row.get("available_nodes_per_dc") or {}
     for datacenter in nodes:
         stock = free.get(datacenter)
         yield Offer(
-            provider="cloudrift",
             offer_id=f"{name}/{datacenter}",
-            source=SOURCE.name,
             instance_type=name,
             region=datacenter,
             market="on_demand",
-            tier=None,
             gpu_name=brand,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,  # vram is GiB as the driver counts it; the nameplate GB comes from gpu_models
-            vcpus=float(variant["cpu_count"]) if variant.get("cpu_count") else None,
-            ram_gb=round(variant["dram"] / 1e9, 3) if variant.get("dram") else None,
+            # gpu_memory_gb: vram is GiB as the driver counts it; the nameplate GB comes from gpu_models
+            vcpus=float(row["cpu_count"]) if row.get("cpu_count") else None,
+            ram_gb=round(row["dram"] / 1e9, 3) if row.get("dram") else None,
             price=cents / 100,
             price_unit="instance_hour",
             currency="USD",
             availability="unknown" if stock is None else ("available" if stock > 0 else "unavailable"),
             # Free nodes, not GPUs: a node's GPU count is not published, so no GPU count here.
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

@@ -81,9 +81,9 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         columns = {label: _html.column(grid.headers, label, f"{what}, {region}") for label in (NAME, COUNT, VRAM, VCPUS, RAM)}
         markets = {market: i for i, header in enumerate(grid.headers) for label, market in MARKETS.items() if _html.same(header, label)}
         for cells in _html.require(grid.rows, f"{what}, {region} rows"):
-            yield from _row_items(cells, grid.headers, columns, markets, region, url, fetched_at, no_spot)
+            yield from _row_items(cells, grid.headers, columns, markets, region, no_spot)
     if no_spot:
-        yield Skipped("no_spot_market: the spot column reads 'N/A'", len(no_spot), tuple(no_spot[:5]), url)
+        yield Skipped("no_spot_market: the spot column reads 'N/A'", len(no_spot), tuple(no_spot[:5]))
 
 
 def _grids(nodes: list[Tag], what: str) -> tuple[list[_html.Grid], list[str]]:
@@ -107,7 +107,7 @@ def _regions(nodes: list[Tag], grids: list[_html.Grid], what: str) -> list[str]:
     return [found[id(grid.header_row)] for grid in grids]
 
 
-def _row_items(cells: list[Tag], headers: list[str], columns: dict[str, int], markets: dict[str, int], region: str, url: str, fetched_at: datetime, no_spot: list[str]) -> Iterator[ParseItem]:
+def _row_items(cells: list[Tag], headers: list[str], columns: dict[str, int], markets: dict[str, int], region: str, no_spot: list[str]) -> Iterator[ParseItem]:
     name = _html.text(cells[columns[NAME]])
     row = {header: _html.text(cell) for header, cell in zip(headers, cells, strict=True)} | {"region": region}
     count = _html.number(_html.own_text(cells[columns[COUNT]]))
@@ -122,21 +122,18 @@ def _row_items(cells: list[Tag], headers: list[str], columns: dict[str, int], ma
         if reason is not None:
             yield Rejected("offers", (f"{market} {reason}",), row)
             continue
-        yield _offer(name, cells, columns, count, market, _html.usd(quote), region, url, fetched_at)
+        yield _offer(name, cells, columns, count, market, _html.usd(quote), region)
 
 
-def _offer(name: str, cells: list[Tag], columns: dict[str, int], count: float, market: str, price: float, region: str, url: str, fetched_at: datetime) -> Offer:
+def _offer(name: str, cells: list[Tag], columns: dict[str, int], count: float, market: str, price: float, region: str) -> Offer:
     vram = _html.number(_html.text(cells[columns[VRAM]]))
     vcpus = _html.number(_html.text(cells[columns[VCPUS]]))
     ram = _html.number(_html.text(cells[columns[RAM]]))
     return Offer(
-        provider="coreweave",
         offer_id=f"{_slug(region)}/{name}/{market}",
-        source=SOURCE.name,
         instance_type=name,
         region=_slug(region),
         market=market,
-        tier=None,
         gpu_name=name,
         gpu_model=_gpu_model(name, vram),
         gpu_count=count,
@@ -147,12 +144,8 @@ def _offer(name: str, cells: list[Tag], columns: dict[str, int], count: float, m
         price_unit="instance_hour",
         currency="USD",
         availability="unknown",
-        available_count=None,
         interconnect="nvswitch" if name in NVSWITCH_NAMES and count > 1 else None,
         fabric="infiniband" if name in INFINIBAND_NAMES else None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -67,12 +67,12 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     if not cards:
         raise ParseError(f"Crusoe GPU table {header_text(header)!r}: no GPU cards (.{CARD}) under the header row")
     for card in cards:
-        yield from _card_items(card, markets, url, fetched_at)
+        yield from _card_items(card, markets)
     mine = {id(c) for c in cards}
     others = [c for c in everything if id(c) not in mine]
     if others:
         examples = tuple(f"{_section_of(c)}: {_html.text(c.find(class_=HEADING))}" for c in others[:5])
-        yield Skipped("not_gpu_rental: a card outside the GPU model / On-demand / spot table", len(others), examples, url)
+        yield Skipped("not_gpu_rental: a card outside the GPU model / On-demand / spot table", len(others), examples)
 
 
 def header_text(header: Tag) -> str:
@@ -114,7 +114,7 @@ def _section_of(card: Tag) -> str:
     return _html.text(title) if title is not None else "?"
 
 
-def _card_items(card: Tag, markets: list[str], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _card_items(card: Tag, markets: list[str]) -> Iterator[ParseItem]:
     heading = card.find(class_=HEADING)
     if heading is None:
         raise ParseError(f"Crusoe GPU card without a heading (.{HEADING}): {_html.text(card)!r}")
@@ -136,29 +136,18 @@ def _card_items(card: Tag, markets: list[str], url: str, fetched_at: datetime) -
             reasons.append(f"{market} {reason}")
             continue
         yield Offer(
-            provider="crusoe",
             offer_id=f"{gpu_name}/{market}",
-            source=SOURCE.name,
             instance_type=f"{gpu_name}, per GPU",
             region="global",
             market=market,
-            tier=None,
             gpu_name=gpu_name,
             gpu_model=GPU_CARDS.get((name, form, memory)) if memory is not None else None,
             gpu_count=1.0,
             gpu_memory_gb=memory,
-            vcpus=None,
-            ram_gb=None,
             price=_html.usd(quote),
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
     if reasons:  # one rejection per card, naming each market that has no usable price
         yield Rejected("offers", tuple(reasons), row)

@@ -15,17 +15,16 @@ rejected. CPU-only types are skipped.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_gib
 from gpucat.scrapers._gpus import mapped
-from gpucat.scrapers.base import Fetcher, Page, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "rest.compute.cudo.org"
 URL = f"https://{HOST}/v1/vms/machine-types"
@@ -54,22 +53,10 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Cudo answer is not JSON: {exc}") from None
-    machine_types = payload.get("machineTypes") if isinstance(payload, dict) else None
-    if not isinstance(machine_types, list):
-        raise ParseError("Cudo answer lacks a `machineTypes` list")
-    for machine_type in machine_types:
-        try:
-            yield from _machine_type(machine_type, url, fetched_at)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            name = machine_type.get("machineType") if isinstance(machine_type, dict) else machine_type
-            raise ParseError(f"Cudo machine type {name!r} is malformed: {exc!r}") from None
+    yield from each_record("offers", _json.page(body, "Cudo answer", "machineTypes"), _machine_type)
 
 
-def _machine_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _machine_type(record: dict[str, Any]) -> Iterator[ParseItem]:
     gpu_name = record["gpuModel"]
     if not gpu_name:
         return  # CPU-only machine type
@@ -90,17 +77,14 @@ def _machine_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Ite
         price = gpu_price * count + vcpu_price * vcpus + ram_price * ram_gib + disk_price * BOOT_DISK_GIB
         config = f"{count}x {gpu_name}, {vcpus} vCPU, {ram_gib} GiB RAM, {BOOT_DISK_GIB} GiB disk"
         yield Offer(
-            provider="cudo",
             offer_id=f"{record['dataCenterId']}/{record['machineType']}/{count}x",
-            source=SOURCE.name,
             instance_type=f"{record['machineType']} ({config})",
             region=record["dataCenterId"],
             market="on_demand",
-            tier=None,
             gpu_name=gpu_name,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,  # Cudo states no GPU memory: the model's nameplate
+            # gpu_memory_gb: Cudo states no GPU memory: the model's nameplate
             vcpus=float(vcpus),
             ram_gb=gb_from_gib(ram_gib),
             price=round(price, 6),
@@ -108,11 +92,7 @@ def _machine_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Ite
             currency="USD",
             availability="available" if count <= free else "unavailable",
             available_count=free,
-            interconnect=None,  # Cudo does not say how a VM's GPUs are linked
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
+            # interconnect: Cudo does not say how a VM's GPUs are linked
         )
 
 

@@ -10,14 +10,13 @@ x 730 hours / 1.073741824 GB per GiB.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import ParseItem, Rejected, ScrapedStorageTerm
+from gpucat.scrapers import _json
 from gpucat.scrapers.base import Source
 from gpucat.scrapers.cudo_machine_types import HOST, fetch
 
@@ -27,24 +26,14 @@ FIELD = "minStorageGibPriceHr"
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Cudo answer is not JSON: {exc}") from None
-    machine_types = payload.get("machineTypes") if isinstance(payload, dict) else None
-    if not isinstance(machine_types, list):
-        raise ParseError("Cudo answer lacks a `machineTypes` list")
     by_centre: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for record in machine_types:
-        try:
-            by_centre[record["dataCenterId"]].append({"machineType": record["machineType"], FIELD: record[FIELD]["value"]})
-        except (KeyError, TypeError) as exc:
-            raise ParseError(f"Cudo machine type lacks field {exc}") from None
+    for record in _json.page(body, "Cudo answer", "machineTypes"):  # one price per data centre: a bad record fails the page
+        by_centre[record["dataCenterId"]].append({"machineType": record["machineType"], FIELD: record[FIELD]["value"]})
     for centre, records in sorted(by_centre.items()):
-        yield from _centre(centre, records, url, fetched_at)
+        yield from _centre(centre, records, url)
 
 
-def _centre(centre: str, records: list[dict[str, Any]], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _centre(centre: str, records: list[dict[str, Any]], url: str) -> Iterator[ParseItem]:
     values = sorted({r[FIELD] for r in records})
     try:
         prices = {float(v) for v in values}
@@ -61,7 +50,6 @@ def _centre(centre: str, records: list[dict[str, Any]], url: str, fetched_at: da
     types = ", ".join(sorted(r["machineType"] for r in records))
     quote = f"dataCenterId {centre}, {FIELD} value {values[0]} (machine types {types})"
     yield ScrapedStorageTerm(
-        provider="cudo",
         kind="block",
         product="Disk",
         region=centre,
@@ -69,12 +57,6 @@ def _centre(centre: str, records: list[dict[str, Any]], url: str, fetched_at: da
         original_currency="USD",
         original_price=price,
         original_unit="GiB-hour",
-        max_size_gb=None,
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>',
         notes="VM disk priced per GiB-hour; GB-month = x 730 h / 1.073741824",
     )

@@ -12,17 +12,16 @@ becomes an `available` offer; a size with no region is one `unavailable` offer i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
 from gpucat.schemas.reference import gpu_models
 from gpucat.scrapers._gpus import mapped
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json, _paging
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "api.digitalocean.com"
 URL = f"https://{HOST}/v2/sizes"
@@ -48,37 +47,16 @@ NAMEPLATE_TOLERANCE = 0.07
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
     headers = {"Authorization": f"Bearer {fetcher.api_key}"}
-    url: str | None = URL
-    params: dict[str, Any] | None = {"per_page": PER_PAGE}
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
-        page = fetcher.get(url, params=params, headers=headers)
-        yield page
-        with page.open() as body:
-            url = ((_load(body).get("links") or {}).get("pages") or {}).get("next")
-        if not url:
-            return
-        if url in seen:
-            raise ParseError(f"DigitalOcean sizes repeated page link {url}")
-        seen.add(url)
-        params = None  # the next link carries page and per_page
-    raise ParseError(f"DigitalOcean sizes still paging after {MAX_PAGES} pages")
+    pages = _paging.NextUrl(("links", "pages", "next"))  # the next link carries page and per_page
+    yield from _paging.paginate(fetcher, URL, pages, what="DigitalOcean sizes", max_pages=MAX_PAGES, params={"per_page": PER_PAGE}, headers=headers)
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    sizes = _load(body).get("sizes")
-    if not isinstance(sizes, list):
-        raise ParseError("DigitalOcean response lacks a sizes list")
-    for size in sizes:
-        try:
-            if not size.get("gpu_info"):
-                continue  # a CPU Droplet: not a GPU offer
-            yield from _offers(size, url, fetched_at)
-        except (KeyError, TypeError, AttributeError, ZeroDivisionError) as exc:
-            raise ParseError(f"DigitalOcean size {size.get('slug')!r} lacks field {exc}") from None
+    sizes = _json.page(body, "DigitalOcean response", "sizes")
+    yield from each_record("offers", sizes, lambda size: _offers(size) if size.get("gpu_info") else ())  # no gpu_info: a CPU Droplet
 
 
-def _offers(size: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(size: dict[str, Any]) -> Iterator[ParseItem]:
     gpu = size["gpu_info"]
     model = gpu["model"]
     count = gpu["count"]
@@ -108,40 +86,22 @@ def _offers(size: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pa
     places = [(region, "available") for region in regions] or [("unknown", "unavailable")]
     for region, availability in places:
         yield Offer(
-            provider="digitalocean",
             offer_id=f"{size['slug']}/{region}",
-            source=SOURCE.name,
             instance_type=size["slug"],
             region=region,
             market="on_demand",
-            tier=None,
             gpu_name=model,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,
             vcpus=float(size["vcpus"]),
             ram_gb=gb_from_mib(size["memory"]),  # MiB: 245760 for the 240 GiB H100 Droplet
             price=float(price),
             price_unit="instance_hour",
             currency="USD",
             availability=availability,
-            available_count=None,
             interconnect=None if count == 1 else ("nvswitch" if gpu_model in _HGX else None),
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
-
-def _load(body: IO[bytes]) -> dict[str, Any]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"DigitalOcean response is not JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise ParseError("DigitalOcean response is not a JSON object")
-    return payload
 
 
 SOURCE = Source(

@@ -16,14 +16,13 @@ rejected.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import ParseItem, Rejected, ScrapedEgressTier
-from gpucat.scrapers.base import Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Source, each_record
 from gpucat.scrapers.digitalocean_sizes import HOST, fetch
 
 GIB_PER_TB = 1000  # DigitalOcean's "TB" of transfer is 1,000 GiB
@@ -35,22 +34,11 @@ UNIT_QUOTE = "Droplets include free outbound data transfer, starting at 500 GiB 
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"DigitalOcean response is not JSON: {exc}") from None
-    sizes = payload.get("sizes") if isinstance(payload, dict) else None
-    if not isinstance(sizes, list):
-        raise ParseError("DigitalOcean response lacks a sizes list")
-    for size in sizes:
-        try:
-            if size.get("gpu_info"):
-                yield _allowance(size, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"DigitalOcean size {size.get('slug') if isinstance(size, dict) else size!r} lacks field {exc}") from None
+    sizes = _json.page(body, "DigitalOcean response", "sizes")
+    yield from each_record("scraped_egress_terms", sizes, lambda size: [_allowance(size, url)] if size.get("gpu_info") else [])
 
 
-def _allowance(size: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
+def _allowance(size: dict[str, Any], url: str) -> ParseItem:
     transfer = size["transfer"]
     if isinstance(transfer, bool) or not isinstance(transfer, int | float) or transfer <= 0:
         return Rejected("scraped_egress_terms", (f"no_allowance: transfer {transfer!r}",), {"slug": size["slug"], "transfer": transfer})
@@ -58,7 +46,6 @@ def _allowance(size: dict[str, Any], url: str, fetched_at: datetime) -> ParseIte
     gb = round(gib * GIB_GB, 6)
     quote = f"size {size['slug']}: transfer {transfer:g}"
     return ScrapedEgressTier(
-        provider="digitalocean",
         scope="internet",
         region=size["slug"],
         tier=1,
@@ -68,10 +55,6 @@ def _allowance(size: dict[str, Any], url: str, fetched_at: datetime) -> ParseIte
         original_price=0.0,
         original_unit="GiB",
         free_allowance_gb_month=gb,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=(
             f'from_gb,to_gb,usd_per_gb,original_price,free_allowance_gb_month: "{quote}" <{url}>'
             f' || to_gb,free_allowance_gb_month: "{UNIT_QUOTE}" <{PRICING_PAGE}>'

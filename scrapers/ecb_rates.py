@@ -38,14 +38,11 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     if not days:
         raise ParseError("ECB reference rates: no <Cube time='…'> element")
     for day in days:
-        yield from _rates(day, url, fetched_at)
+        yield from _rates(day)
 
 
-def _rates(day: ElementTree.Element, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        rate_date = date.fromisoformat(day.attrib["time"])
-    except ValueError:
-        raise ParseError(f"ECB reference rates: bad date {day.attrib['time']!r}") from None
+def _rates(day: ElementTree.Element) -> Iterator[ParseItem]:
+    rate_date = date.fromisoformat(day.attrib["time"])  # not a date: the frame fails the page, naming it
     per_euro: dict[str, float] = {}
     for cube in day.iter(_CUBE):
         if cube is day:
@@ -69,9 +66,9 @@ def _rates(day: ElementTree.Element, url: str, fetched_at: datetime) -> Iterator
     usd_per_euro = per_euro.pop("USD", None)
     if usd_per_euro is None:
         raise ParseError(f"ECB reference rates: no USD rate for {rate_date}, nothing can be converted")
-    yield ExchangeRate("EUR", usd_per_euro, rate_date, SOURCE.name, url, fetched_at)
+    yield ExchangeRate("EUR", usd_per_euro, rate_date)
     for currency, rate in per_euro.items():
-        yield ExchangeRate(currency, usd_per_euro / rate, rate_date, SOURCE.name, url, fetched_at)
+        yield ExchangeRate(currency, usd_per_euro / rate, rate_date)
 
 
 SOURCE = Source(

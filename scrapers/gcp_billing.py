@@ -16,7 +16,6 @@ from captures, logs and page URLs.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -25,7 +24,8 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from gpucat.scrapers._gpus import resolve
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json, _paging
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "cloudbilling.googleapis.com"
 COMPUTE_ENGINE = "6F81-5844-456A"
@@ -71,43 +71,28 @@ USAGE_MARKETS = {"OnDemand": "on_demand", "Preemptible": "spot"}
 _WORKSTATION = " Virtual Workstation"
 
 
+WHAT = "GCP Billing Catalog response"
+
+
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
-    params: dict[str, Any] = {"currencyCode": "USD", "pageSize": PAGE_SIZE, "key": fetcher.api_key}
-    seen: set[str] = set()
-    for _ in range(MAX_PAGES):
-        page = fetcher.get(URL, params=params)
-        yield page
-        with page.open() as body:
-            token = _load(body).get("nextPageToken")
-        if not token:  # the last page carries "" (or no token at all)
-            return
-        if token in seen:
-            raise ParseError(f"GCP Billing Catalog repeated page token {token[:24]!r}")
-        seen.add(token)
-        params = {**params, "pageToken": token}
-    raise ParseError(f"GCP Billing Catalog still paging after {MAX_PAGES} pages")
+    params = {"currencyCode": "USD", "pageSize": PAGE_SIZE, "key": fetcher.api_key}
+    pages = _paging.Cursor(("nextPageToken",), "pageToken")  # the last page carries "" (or no token at all)
+    yield from _paging.paginate(fetcher, URL, pages, what="GCP Billing Catalog", max_pages=MAX_PAGES, params=params)
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    skus = _load(body).get("skus")
-    if not isinstance(skus, list):
-        raise ParseError("GCP Billing Catalog page lacks a skus list")
-    for sku in skus:
-        try:
-            if sku["category"]["resourceGroup"] not in ("GPU", "TPU"):
-                continue  # vCPU, RAM, disk, licence SKUs are not accelerator offers
-            yield from _offers(sku, url, fetched_at)
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ParseError(f"GCP Billing Catalog SKU lacks field {exc}") from None
+    yield from each_record("offers", _json.member(_load(body), WHAT, "skus"), _offers)
 
 
-def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(sku: dict[str, Any]) -> Iterator[ParseItem]:
+    if sku["category"]["resourceGroup"] not in ("GPU", "TPU"):
+        return  # vCPU, RAM, disk, licence SKUs are not accelerator offers
     description: str = sku["description"]
     usage: str = sku["category"]["usageType"]
     if usage not in USAGE_MARKETS or any(word in description for word in OTHER_PURCHASE_WORDS):
         return  # a commitment, reservation, DWS or sole-tenancy price: not an on-demand/Spot rental
     if _WORKSTATION in description:
-        yield Skipped("not_rental: GPU with a Virtual Workstation licence", 1, (description,), url)
+        yield Skipped("not_rental: GPU with a Virtual Workstation licence", 1, (description,))
         return
     identified = _tpu(description, usage) if sku["category"]["resourceGroup"] == "TPU" else _gpu(description, usage)
     if isinstance(identified, str):
@@ -130,9 +115,7 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
         return
     for region in sku["serviceRegions"]:
         yield Offer(
-            provider="gcp",
             offer_id=f"{sku['skuId']}/{region}",
-            source=SOURCE.name,
             instance_type=accelerator,
             region=region,
             market=market,
@@ -140,19 +123,10 @@ def _offers(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             gpu_name=gpu_name,
             gpu_model=gpu_model,
             gpu_count=1.0,
-            gpu_memory_gb=None,
-            vcpus=None,
-            ram_gb=None,
             price=round(price, 9),
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 
@@ -209,12 +183,7 @@ def _list_price(tiers: list[dict[str, Any]]) -> tuple[dict[str, Any], float]:
 
 
 def _load(body: IO[bytes]) -> dict[str, Any]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"GCP Billing Catalog response is not JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise ParseError("GCP Billing Catalog response is not a JSON object")
+    payload = _json.page(body, WHAT, kind=dict)
     if "error" in payload:
         raise ParseError(f"GCP Billing Catalog error: {str(payload['error'])[:300]}")
     return payload

@@ -21,15 +21,14 @@ to GB (10^9 bytes) and the GiB figure stays in `original_price` / `original_unit
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
-from gpucat.scrapers.base import Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Source, each_record
 from gpucat.scrapers.gcp_billing import HOST, fetch
 
 GIB_GB = 1.073741824
@@ -41,22 +40,17 @@ SAME_CONTINENT = {"Americas": "Americas", "EMEA": "EMEA", "APAC": "APAC", "Europ
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"GCP Billing Catalog page is not JSON: {exc}") from None
-    skus = payload.get("skus") if isinstance(payload, dict) else None
-    if not isinstance(skus, list):
-        raise ParseError("GCP Billing Catalog page lacks a skus list")
-    for sku in skus:
-        try:
-            family, description = sku["category"]["resourceFamily"], sku["description"]
-            if family == "Storage" and sku["category"]["usageType"] == "OnDemand" and _DISK.match(description):
-                yield from _disk(sku, url, fetched_at)
-            elif family == "Network" and sku["category"]["resourceGroup"] == "PremiumInternetEgress" and _EGRESS.match(description):
-                yield from _egress(sku, url, fetched_at)
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ParseError(f"GCP Billing Catalog SKU {sku.get('skuId') if isinstance(sku, dict) else sku!r} lacks field {exc}") from None
+    # A SKU that cannot be read is rejected under the first table: which one it priced is unknown.
+    yield from each_record("scraped_storage_terms", _json.page(body, "GCP Billing Catalog page", "skus"), lambda sku: _terms(sku, url))
+
+
+def _terms(sku: dict[str, Any], url: str) -> Iterator[ParseItem]:
+    family, description = sku["category"]["resourceFamily"], sku["description"]
+    if family == "Storage" and sku["category"]["usageType"] == "OnDemand" and _DISK.match(description):
+        return _disk(sku, url)
+    if family == "Network" and sku["category"]["resourceGroup"] == "PremiumInternetEgress" and _EGRESS.match(description):
+        return _egress(sku, url)
+    return iter(())
 
 
 def _expression(sku: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +67,7 @@ def _raw(sku: dict[str, Any]) -> dict[str, Any]:
     return {"skuId": sku.get("skuId"), "description": sku.get("description"), "serviceRegions": sku.get("serviceRegions"), "pricingExpression": _expression(sku)}
 
 
-def _disk(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _disk(sku: dict[str, Any], url: str) -> Iterator[ParseItem]:
     expression = _expression(sku)
     rates = expression["tieredRates"]
     currencies = {r["unitPrice"]["currencyCode"] for r in rates}
@@ -92,7 +86,6 @@ def _disk(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Parse
     quote = f"SKU {sku['skuId']}, {sku['description']}: {price:g} USD per {expression['usageUnitDescription']} ({expression['usageUnit']})"
     for region in sku["serviceRegions"]:
         yield ScrapedStorageTerm(
-            provider="gcp",
             kind="block",
             product=product,
             region=region,
@@ -100,18 +93,12 @@ def _disk(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Parse
             original_currency="USD",
             original_price=price,
             original_unit="GiB-month",
-            max_size_gb=None,
-            read_throughput_mb_s=None,
-            source=SOURCE.name,
-            source_url=url,
-            scraped_at=fetched_at,
-            verified_on=fetched_at.date().isoformat(),
             evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>',
             notes="zonal persistent disk, priced per GiB-month provisioned",
         )
 
 
-def _egress(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _egress(sku: dict[str, Any], url: str) -> Iterator[ParseItem]:
     match = _EGRESS.match(sku["description"])
     assert match is not None
     if SAME_CONTINENT.get(match["source"]) != match["destination"]:
@@ -134,7 +121,6 @@ def _egress(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             span = f"from {start:g} GiB" + ("" if end is None else f" to {end:g} GiB")
             quote = f"SKU {sku['skuId']}, {sku['description']}, tier {span}: {price:g} USD per {expression['usageUnitDescription']}"
             yield ScrapedEgressTier(
-                provider="gcp",
                 scope="internet",
                 region=region,
                 tier=number,
@@ -143,11 +129,7 @@ def _egress(sku: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
                 usd_per_gb=round(price / GIB_GB, 9),
                 original_price=price,
                 original_unit="GiB",
-                free_allowance_gb_month=None,  # the free tier is account-wide: not in the SKU
-                source=SOURCE.name,
-                source_url=url,
-                scraped_at=fetched_at,
-                verified_on=fetched_at.date().isoformat(),
+                # free_allowance_gb_month: the free tier is account-wide: not in the SKU
                 evidence=f'from_gb,to_gb,usd_per_gb,original_price: "{quote}" <{url}>',
                 notes=f"premium tier, {match['source']} to {match['destination']}; GiB tiers converted to GB",
             )

@@ -10,7 +10,6 @@ has one site, `us-michigan-1` (gpuhunt providers/hotaisle.py), and no spot marke
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
@@ -19,7 +18,8 @@ from urllib.parse import quote, urlsplit
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
 from gpucat.scrapers import _gpus
-from gpucat.scrapers.base import Fetcher, Page, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "admin.hotaisle.app"
 API = f"https://{HOST}/api"
@@ -41,7 +41,7 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
     user = fetcher.get(USER_URL, headers=headers)
     yield user
     with user.open() as body:
-        handle = _first_team(json.loads(body.read()))
+        handle = _first_team(_json.document(body, "Hot Aisle /user/ answer"))
     yield fetcher.get(f"{API}/teams/{quote(handle, safe='')}/virtual_machines/available/", headers=headers)
 
 
@@ -53,23 +53,14 @@ def _first_team(user: Any) -> str:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Hot Aisle answer is not JSON: {exc}") from None
+    payload = _json.document(body, "Hot Aisle answer")
     if urlsplit(url).path.rstrip("/").endswith("/user"):
         _first_team(payload)  # the team lookup: no offers, but it must still name a team
         return
-    if not isinstance(payload, list):
-        raise ParseError("Hot Aisle available-VM answer is not a JSON array")
-    for vm in payload:
-        try:
-            yield from _vm(vm, url, fetched_at)
-        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
-            raise ParseError(f"Hot Aisle VM entry is malformed: {exc!r}") from None
+    yield from each_record("offers", _json.member(payload, "Hot Aisle available-VM answer"), _vm)
 
 
-def _vm(vm: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _vm(vm: dict[str, Any]) -> Iterator[ParseItem]:
     specs = vm["Specs"]
     gpus = specs["gpus"]
     models = {gpu["model"] for gpu in gpus}
@@ -89,29 +80,21 @@ def _vm(vm: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseIte
     cores = int(specs["cpu_cores"])
     ram_gib = specs["ram_capacity"] / BYTES_PER_GIB
     yield Offer(
-        provider="hotaisle",
         offer_id=f"{count}x-{gpu_name}/{cores}c/{ram_gib:g}gib/on_demand",
-        source=SOURCE.name,
         instance_type=f"{count}x {gpu_name}, {cores} vCPU, {ram_gib:g} GiB RAM",
         region=REGION,
         market="on_demand",
-        tier=None,
         gpu_name=gpu_name,
         gpu_model=gpu_model,
         gpu_count=float(count),
-        gpu_memory_gb=None,  # not stated: the model's nameplate memory
+        # gpu_memory_gb: not stated: the model's nameplate memory
         vcpus=float(cores),
         ram_gb=round(specs["ram_capacity"] / 10**9, 3),
         price=round(cents / 100, 6),
         price_unit="instance_hour",
         currency="USD",
         availability="available",
-        available_count=None,
         interconnect="infinity_fabric" if count > 1 else None,
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -14,7 +14,6 @@ skipped and counted; a GPU-looking name outside the reviewed table is `unknown_g
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -23,7 +22,8 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from gpucat.scrapers import _gpus
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "infrahub-api.nexgencloud.com"
 URL = f"https://{HOST}/v1/pricebook"
@@ -58,29 +58,22 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        entries = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Hyperstack pricebook is not JSON: {exc}") from None
+    entries = _json.document(body, "Hyperstack pricebook")
     if not isinstance(entries, list):
         # An error answer is an object ({"status": false, "message": ...}), never the price list.
         message = entries.get("message") if isinstance(entries, dict) else None
         raise ParseError(f"Hyperstack pricebook is not a list of prices{f': {message}' if message else ''}")
     not_gpu: list[str] = []
-    for entry in entries:
-        try:
-            item = _offer(entry, url, fetched_at)
-        except (KeyError, TypeError) as exc:
-            raise ParseError(f"Hyperstack pricebook entry lacks field {exc}") from None
+    for item in each_record("offers", entries, lambda entry: [_offer(entry, fetched_at)]):
         if isinstance(item, str):
             not_gpu.append(item)
         else:
             yield item
     if not_gpu:
-        yield Skipped("not_gpu: not a GPU in the pricebook", len(not_gpu), tuple(sorted(set(not_gpu)))[:5], url)
+        yield Skipped("not_gpu: not a GPU in the pricebook", len(not_gpu), tuple(sorted(set(not_gpu)))[:5])
 
 
-def _offer(entry: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem | str:
+def _offer(entry: dict[str, Any], fetched_at: datetime) -> ParseItem | str:
     name = entry["name"]
     spot = name.endswith(_SPOT)
     base = name[: -len(_SPOT)] if spot else name
@@ -97,29 +90,18 @@ def _offer(entry: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem |
     gpu_model = mapped
     market = "spot" if spot else "on_demand"
     return Offer(
-        provider="hyperstack",
         offer_id=f"{base}/global/{market}",
-        source=SOURCE.name,
         instance_type=base,
         region="global",
         market=market,
-        tier=None,
         gpu_name=base,
         gpu_model=gpu_model,
         gpu_count=1.0,
-        gpu_memory_gb=None,
-        vcpus=None,
-        ram_gb=None,
         price=float(value),
         price_unit="gpu_hour",
         currency="USD",
         availability="unknown",
-        available_count=None,
-        interconnect=None,  # one GPU
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
+        # interconnect: one GPU
     )
 
 

@@ -18,16 +18,15 @@ Server or Workstation?) is rejected as `ambiguous_gpu` naming the candidates rat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.reference import gpu_models
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from gpucat.scrapers._gpus import resolve
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "backendn.jarvislabs.net"
 URL = f"https://{HOST}/misc/server_meta"
@@ -46,25 +45,15 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Jarvislabs server_meta is not JSON: {exc}") from None
-    rows = payload.get("server_meta") if isinstance(payload, dict) else None
-    if not isinstance(rows, list):
-        raise ParseError("Jarvislabs answer lacks a server_meta list")
-    for row in rows:
-        try:
-            yield from _offers(row, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"Jarvislabs server_meta row lacks field {exc}") from None
+    payload = _json.document(body, "Jarvislabs answer")
+    yield from each_record("offers", _json.member(payload, "Jarvislabs answer", "server_meta"), _offers)
     combos = ((payload.get("cpu_meta") or {}).get("combinations")) or []
     if combos:
         names = tuple(sorted({f"cpu-{c.get('vcpus')}x{c.get('ram_gb')}" for c in combos}))[:5]
-        yield Skipped("not_gpu: CPU-only machine (cpu_meta)", len(combos), names, url)
+        yield Skipped("not_gpu: CPU-only machine (cpu_meta)", len(combos), names)
 
 
-def _offers(row: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(row: dict[str, Any]) -> Iterator[ParseItem]:
     gpu_type, region = row["gpu_type"], row["region"]
     workload = row.get("workload_type") or "vm"  # null marks older VM-capable rows
     try:
@@ -84,17 +73,15 @@ def _offers(row: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
     max_gpus = _int(row.get("num_gpus")) or 1
     for market, quoted, free in markets:
         for count in (n for n in GPU_COUNTS if n <= max_gpus):
-            yield _offer(row, gpu_model, workload, market, quoted, free, count, url, fetched_at)
+            yield _offer(row, gpu_model, workload, market, quoted, free, count)
 
 
 def _offer(
-    row: dict[str, Any], gpu_model: str, workload: str, market: str, price: float, free: int | None, count: int, url: str, fetched_at: datetime
+    row: dict[str, Any], gpu_model: str, workload: str, market: str, price: float, free: int | None, count: int
 ) -> Offer:
     cpus, ram = _number(row.get("cpus_per_gpu")), _number(row.get("ram_per_gpu"))
     return Offer(
-        provider="jarvislabs",
         offer_id=f"{row['gpu_type']}/{row['region']}/{workload}/{market}/{count}x",
-        source=SOURCE.name,
         instance_type=f"{count}x {row['gpu_type']} {workload}",
         region=row["region"],
         market=market,
@@ -111,10 +98,6 @@ def _offer(
         availability="unknown" if free is None else ("available" if free >= count else "unavailable"),
         available_count=free,
         interconnect=None if count == 1 else INTERCONNECT.get(gpu_model, "pcie" if gpu_models()[gpu_model].form_factor == "PCIe" else None),
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -10,17 +10,16 @@ it the `lambda` HTML page source is the fallback.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_gib
 from gpucat.scrapers._gpus import resolve
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "cloud.lambda.ai"
 URL = f"https://{HOST}/api/v1/instance-types"
@@ -64,21 +63,10 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Lambda response is not JSON: {exc}") from None
-    data = payload.get("data") if isinstance(payload, dict) else None
-    if not isinstance(data, dict):
-        raise ParseError("Lambda response lacks a data object")
-    for key, entry in data.items():
-        try:
-            yield from _offers(entry, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"Lambda instance type {key!r} lacks field {exc}") from None
+    yield from each_record("offers", _json.page(body, "Lambda response", "data", kind=dict).values(), _offers)
 
 
-def _offers(entry: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(entry: dict[str, Any]) -> Iterator[ParseItem]:
     itype = entry["instance_type"]
     name: str = itype["name"]
     cents = itype["price_cents_per_hour"]
@@ -104,29 +92,20 @@ def _offers(entry: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[P
     places = [(region, "available") for region in regions] or [("unknown", "unavailable")]
     for region, availability in places:
         yield Offer(
-            provider="lambda",
             offer_id=f"{name}/{region}",
-            source=SOURCE.name,
             instance_type=name,
             region=region,
             market="on_demand",
-            tier=None,
             gpu_name=match["name"] if match else gpu_text,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,
             vcpus=float(specs["vcpus"]),
             ram_gb=gb_from_gib(specs["memory_gib"]),
             price=cents / 100,
             price_unit="instance_hour",
             currency="USD",
             availability=availability,
-            available_count=None,
             interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else "pcie"),
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

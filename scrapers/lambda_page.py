@@ -83,11 +83,11 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         headers, rows = _html.table_by_headers(panel, [PLAN, VRAM, PRICE], what)
         columns = {label: _html.column(headers, label, what) for label in (PLAN, VRAM, VCPUS, RAM, PRICE)}
         for cells in _html.require(rows, f"{what} rows"):
-            yield _item({label: _html.text(cells[i]) for label, i in columns.items()}, count, url, fetched_at)
+            yield _item({label: _html.text(cells[i]) for label, i in columns.items()}, count)
     if not sizes:
         raise ParseError(f"Lambda pricing page: no instance-size tab ('8x', '4x', ...) among the tabs {other_tabs}")
     if other_tabs:
-        yield Skipped("not_instance_tab: a tab that is not an instance size ('Nx'), e.g. 1-Click Clusters", other_rows, tuple(other_tabs[:5]), url)
+        yield Skipped("not_instance_tab: a tab that is not an instance size ('Nx'), e.g. 1-Click Clusters", other_rows, tuple(other_tabs[:5]))
 
 
 def _tab_label(doc: BeautifulSoup, panel: Tag) -> str:
@@ -100,7 +100,7 @@ def _tab_label(doc: BeautifulSoup, panel: Tag) -> str:
     return _html.text(tab)
 
 
-def _item(row: dict[str, str], count: int, url: str, fetched_at: datetime) -> ParseItem:
+def _item(row: dict[str, str], count: int) -> ParseItem:
     reason = _html.not_a_price(row[PRICE])
     if reason is None and row[PLAN] in AMBIGUOUS_PLANS:
         reason = f"ambiguous_form_factor: {row[PLAN]!r} may be {AMBIGUOUS_PLANS[row[PLAN]]}; the page does not say"
@@ -111,13 +111,10 @@ def _item(row: dict[str, str], count: int, url: str, fetched_at: datetime) -> Pa
     memory = float(vram.group(1)) if vram else None
     plan = row[PLAN]
     return Offer(
-        provider="lambda",
         offer_id=f"page/{count}x/{plan} {row[VRAM]}",
-        source=SOURCE.name,
         instance_type=f"{count}x {plan} {row[VRAM]}".strip(),
         region="global",
         market="on_demand",
-        tier=None,
         gpu_name=plan,
         gpu_model=GPU_PLANS.get((plan, memory)) if memory is not None else None,
         gpu_count=float(count),
@@ -128,12 +125,6 @@ def _item(row: dict[str, str], count: int, url: str, fetched_at: datetime) -> Pa
         price_unit="gpu_hour",
         currency="USD",
         availability="unknown",
-        available_count=None,
-        interconnect=None,
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -76,29 +76,18 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         per_second = float(match.group(1))
         memory = _MEMORY.search(label)
         yield Offer(
-            provider="modal",
             offer_id=f"{label}/on_demand",
-            source=SOURCE.name,
             instance_type=f"{label} at ${match.group(1)}/s",
             region="global",
             market="on_demand",
-            tier=None,
             gpu_name=label,
             gpu_model=GPU_LABELS.get(label),
             gpu_count=1.0,
             gpu_memory_gb=float(memory.group(1)) if memory else None,
-            vcpus=None,
-            ram_gb=None,
             price=round(per_second * SECONDS_PER_HOUR, 6),
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

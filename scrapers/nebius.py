@@ -86,7 +86,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     for cells in _html.require(rows, f"{what} rows"):
         if len(cells) != len(headers):
             raise ParseError(f"{what}: a row has {len(cells)} cells under headers {headers}: {cells}")
-        yield from _row_items(cells, headers, columns, announced, url, fetched_at)
+        yield from _row_items(cells, headers, columns, announced, fetched_at)
 
 
 def _html_tables(raw: bytes) -> list[tuple[str, list[list[str]]]]:
@@ -112,12 +112,9 @@ def _json_tables(raw: bytes) -> list[tuple[str, list[list[str]]]]:
     decoder = json.JSONDecoder()
     tables = []
     for start in (m.start() for m in _JSON_BLOCK.finditer(text)):
-        try:
-            block, _ = decoder.raw_decode(text, start)
-            content = block["table"]["content"]
-            tables.append((str(block.get("title", "")), [[_cell(str(c)) for c in row] for row in content]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ParseError(f"Nebius price page: a highlight-table block is not readable JSON ({exc})") from None
+        block, _ = decoder.raw_decode(text, start)  # unreadable: the frame fails the page, naming why
+        content = block["table"]["content"]
+        tables.append((str(block.get("title", "")), [[_cell(str(c)) for c in row] for row in content]))
     return tables
 
 
@@ -145,7 +142,7 @@ def _announced_column(headers: list[str], today: date) -> int | None:
     return max(in_force)[1] if in_force else None
 
 
-def _row_items(cells: list[str], headers: list[str], columns: dict[str, int], announced: int | None, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _row_items(cells: list[str], headers: list[str], columns: dict[str, int], announced: int | None, fetched_at: datetime) -> Iterator[ParseItem]:
     item = cells[columns[ITEM]]
     reasons = []
     for label, market in MARKETS.items():
@@ -157,29 +154,19 @@ def _row_items(cells: list[str], headers: list[str], columns: dict[str, int], an
             reasons.append(f"{market} {reason}")
             continue
         yield Offer(
-            provider="nebius",
             offer_id=f"{item}/{market}",
-            source=SOURCE.name,
             instance_type=f"{item}, 1 GPU",
             region="global",
             market=market,
-            tier=None,
             gpu_name=item,
             gpu_model=GPU_NAMES.get(item),
             gpu_count=1.0,
-            gpu_memory_gb=None,
             vcpus=_html.number(cells[columns[VCPUS]]),
             ram_gb=_html.number(cells[columns[RAM]]),
             price=price,
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
     if reasons:  # one rejection per row, naming each market that has no usable price
         yield Rejected("offers", tuple(reasons), dict(zip(headers, cells, strict=True)))

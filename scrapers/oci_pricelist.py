@@ -16,7 +16,6 @@ rejected as `unknown_gpu` with its display name, never guessed from the name.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +24,8 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
-from gpucat.scrapers.base import Fetcher, Page, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "apexapps.oracle.com"
 URL = f"https://{HOST}/pls/apex/cetools/api/v1/products/"
@@ -85,25 +85,14 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"OCI price list is not JSON: {exc}") from None
-    items = payload.get("items") if isinstance(payload, dict) else None
-    if not isinstance(items, list):
-        raise ParseError("OCI price list lacks an `items` list")
+    items = _json.page(body, "OCI price list", "items")
     # Single non-GPU parts may lack a metric; none having one means the field was renamed.
     if items and not any(isinstance(item, dict) and "metricName" in item for item in items):
         raise ParseError("OCI price list items have no `metricName`")
-    for item in items:
-        try:
-            yield from _item(item, url, fetched_at)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            part = item.get("partNumber") if isinstance(item, dict) else item
-            raise ParseError(f"OCI price list item {part!r} is malformed: {exc!r}") from None
+    yield from each_record("offers", items, _item)
 
 
-def _item(item: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _item(item: dict[str, Any]) -> Iterator[ParseItem]:
     if item.get("metricName") != GPU_METRIC:
         return  # OCPU, memory, storage, per-node and per-day parts: not GPU-hour rentals
     part, name = item["partNumber"], item["displayName"]
@@ -121,13 +110,10 @@ def _item(item: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pars
     price = prices[0]
     for shape in shapes:
         yield Offer(
-            provider="oci",
             offer_id=f"{shape.name}/on_demand",
-            source=SOURCE.name,
             instance_type=shape.name,
             region="global",
             market="on_demand",
-            tier=None,
             gpu_name=name,
             gpu_model=shape.gpu_model,
             gpu_count=float(shape.gpu_count),
@@ -138,12 +124,7 @@ def _item(item: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pars
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
             interconnect=shape.interconnect,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

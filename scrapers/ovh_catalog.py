@@ -17,7 +17,6 @@ Windows flavours (the Linux flavour plus a licence), CPU-only flavours and non-i
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_gib
 from gpucat.scrapers._gpus import resolve
+from gpucat.scrapers import _json
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "eu.api.ovh.com"
@@ -50,11 +50,8 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        catalog = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"OVH catalog is not JSON: {exc}") from None
-    if not isinstance(catalog, dict) or not isinstance(catalog.get("addons"), list) or not isinstance(catalog.get("plans"), list):
+    catalog = _json.page(body, "OVH catalog", kind=dict)
+    if not isinstance(catalog.get("addons"), list) or not isinstance(catalog.get("plans"), list):
         raise ParseError("OVH catalog lacks `addons` or `plans`")
     currency = (catalog.get("locale") or {}).get("currencyCode")
     if not isinstance(currency, str) or not _CURRENCY.match(currency):
@@ -63,7 +60,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     addons = [a for a in catalog["addons"] if isinstance(a, dict) and a.get("planCode") in instances]
     regions = _regions_by_flavour(addons)
     for addon in addons:
-        yield from _offers(addon, currency, regions, url, fetched_at)
+        yield from _offers(addon, currency, regions)
 
 
 def _instance_plan_codes(plans: list[Any]) -> set[str]:
@@ -86,7 +83,7 @@ def _regions_by_flavour(addons: list[dict[str, Any]]) -> dict[str, list[str]]:
     return regions
 
 
-def _offers(addon: dict[str, Any], currency: str, regions: dict[str, list[str]], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(addon: dict[str, Any], currency: str, regions: dict[str, list[str]]) -> Iterator[ParseItem]:
     code = addon["planCode"]
     technical = (addon.get("blobs") or {}).get("technical")
     if not isinstance(technical, dict):
@@ -120,29 +117,20 @@ def _offers(addon: dict[str, Any], currency: str, regions: dict[str, list[str]],
     cores = (technical.get("cpu") or {}).get("cores")
     for region in regions.get(flavour) or ["global"]:
         yield Offer(
-            provider="ovh",
             offer_id=f"{code}/{region}",
-            source=SOURCE.name,
             instance_type=flavour,
             region=region,
             market="on_demand",
-            tier=None,
             gpu_name=model,
             gpu_model=gpu_model,
             gpu_count=float(gpu["number"]),
-            gpu_memory_gb=None,  # the catalog's size is the card's GB class; the nameplate comes from gpu_models
+            # gpu_memory_gb: the catalog's size is the card's GB class; the nameplate comes from gpu_models
             vcpus=float(cores) if cores else None,
             ram_gb=gb_from_gib(memory) if memory else None,
             price=raw / PRICE_SCALE,
             price_unit="instance_hour",
             currency=currency,
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

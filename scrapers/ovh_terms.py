@@ -12,7 +12,6 @@ egress rows come from it.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -20,6 +19,7 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import ParseItem, Rejected, ScrapedStorageTerm
+from gpucat.scrapers import _json
 from gpucat.scrapers.base import Source
 from gpucat.scrapers.ovh_catalog import HOST, PRICE_SCALE, fetch
 
@@ -27,11 +27,8 @@ _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        catalog = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"OVH catalog is not JSON: {exc}") from None
-    if not isinstance(catalog, dict) or not isinstance(catalog.get("addons"), list) or not isinstance(catalog.get("plans"), list):
+    catalog = _json.page(body, "OVH catalog", kind=dict)
+    if not isinstance(catalog.get("addons"), list) or not isinstance(catalog.get("plans"), list):
         raise ParseError("OVH catalog lacks `addons` or `plans`")
     currency = (catalog.get("locale") or {}).get("currencyCode")
     if not isinstance(currency, str) or not _CURRENCY.match(currency):
@@ -43,10 +40,10 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
     codes = set(family["addons"])
     for addon in catalog["addons"]:
         if isinstance(addon, dict) and addon.get("planCode") in codes:
-            yield _volume(addon, currency, url, fetched_at)
+            yield _volume(addon, currency, url)
 
 
-def _volume(addon: dict[str, Any], currency: str, url: str, fetched_at: datetime) -> ParseItem:
+def _volume(addon: dict[str, Any], currency: str, url: str) -> ParseItem:
     code = addon["planCode"]
     hourly = [p for p in addon.get("pricings") or [] if p.get("intervalUnit") == "hour" and "consumption" in (p.get("capacities") or [])]
     row = {"planCode": code, "pricings": addon.get("pricings")}
@@ -61,20 +58,13 @@ def _volume(addon: dict[str, Any], currency: str, url: str, fetched_at: datetime
     name = (addon.get("blobs") or {}).get("commercial", {}).get("name") or addon.get("invoiceName") or code
     quote = f"planCode {code}, {hourly[0].get('description', '')}: price {raw} (1e-8 {currency}, tax {hourly[0].get('tax')}) per {hourly[0]['interval']} {hourly[0]['intervalUnit']}"
     return ScrapedStorageTerm(
-        provider="ovh",
         kind="block",
         product=f"Block Storage {name.removeprefix('volume.')}",
         region="global",
-        usd_per_gb_month=None,  # set by normalization from the exchange rate
+        # usd_per_gb_month: set by normalization from the exchange rate
         original_currency=currency,
         original_price=price,
         original_unit="GiB-hour",
-        max_size_gb=None,
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'original_price: "{quote}" <{url}>',
         notes=f"{currency} net of tax, per GiB-hour, one price for the subsidiary's regions",
     )

@@ -8,7 +8,6 @@ stock. Public queries work without a key; `RUNPOD_API_KEY`, when set, is sent as
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
@@ -16,7 +15,8 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.scrapers._gpus import mapped
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "api.runpod.io"
 URL = f"https://{HOST}/graphql"
@@ -85,26 +85,14 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"RunPod response is not JSON: {exc}") from None
-    if not isinstance(payload, dict):
-        raise ParseError("RunPod response is not a JSON object")
+    payload = _json.page(body, "RunPod response", kind=dict)
     if payload.get("errors"):
         messages = "; ".join(str(e.get("message", e)) for e in payload["errors"] if isinstance(e, dict))
         raise ParseError(f"RunPod GraphQL errors: {messages[:300]}")
-    gpu_types = (payload.get("data") or {}).get("gpuTypes")
-    if not isinstance(gpu_types, list):
-        raise ParseError("RunPod response lacks data.gpuTypes")
-    for gpu in gpu_types:
-        try:
-            yield from _offers(gpu, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"RunPod gpuType lacks field {exc}") from None
+    yield from each_record("offers", _json.member(payload, "RunPod response", "data", "gpuTypes"), _offers)
 
 
-def _offers(gpu: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(gpu: dict[str, Any]) -> Iterator[ParseItem]:
     gpu_id = gpu["id"]
     gpu_model, why = mapped(GPU_IDS, gpu_id, provider="runpod", memory_gb=gpu.get("memoryInGb") or None)  # unlisted ids by the catalog rules
     max_gpus = gpu.get("maxGpuCount") or 1
@@ -123,7 +111,7 @@ def _offers(gpu: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Par
             if not price:
                 continue  # no spot market for this GPU and tier
             for count in (n for n in GPU_COUNTS if n <= max_gpus):
-                yield _offer(gpu, gpu_model, tier, market, float(price), count, lowest, url, fetched_at)
+                yield _offer(gpu, gpu_model, tier, market, float(price), count, lowest)
 
 
 def _offer(
@@ -134,17 +122,13 @@ def _offer(
     price: float,
     count: int,
     lowest: dict[str, Any],
-    url: str,
-    fetched_at: datetime,
 ) -> Offer:
     stock = lowest.get("stockStatus")
     free = lowest.get("maxUnreservedGpuCount")
     available = stock is not None and (free is None or free >= count)
     vcpu, memory = lowest.get("minVcpu"), lowest.get("minMemory")
     return Offer(
-        provider="runpod",
         offer_id=f"{gpu['id']}/{tier}/{market}/{count}x",
-        source=SOURCE.name,
         instance_type=f"{count}x {gpu.get('displayName') or gpu['id']}",
         region="global",
         market=market,
@@ -161,10 +145,6 @@ def _offer(
         availability="available" if available else "unavailable",
         available_count=int(free) if free is not None else None,
         interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else "pcie"),
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -11,7 +11,6 @@ availability is unknown. CPU-only types are not GPU offers and are skipped.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -20,6 +19,7 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.scrapers._gpus import resolve
+from gpucat.scrapers import _json, _paging
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.scaleway.com"
@@ -49,44 +49,25 @@ def url(zone: str) -> str:
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    pages = _paging.PageNumber("page", size=PER_PAGE, items=("servers",))  # a short page is the last
     for zone in ZONES:
-        for number in range(1, MAX_PAGES + 1):
-            page = fetcher.get(url(zone), params={"per_page": PER_PAGE, "page": number})
-            yield page
-            if _types_on(page) < PER_PAGE:
-                break
-
-
-def _types_on(page: Page) -> int:
-    """How many types a page lists; an unreadable page ends the walk (its parse will say why)."""
-    try:
-        with page.open() as body:
-            servers = json.loads(body.read()).get("servers")
-    except (ValueError, AttributeError):
-        return 0
-    return len(servers) if isinstance(servers, dict) else 0
+        yield from _paging.paginate(fetcher, url(zone), pages, what=f"Scaleway products in {zone}", max_pages=MAX_PAGES, params={"per_page": PER_PAGE})
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     zone = _ZONE_IN_URL.search(url)
     if zone is None:
         raise ParseError(f"cannot tell the Scaleway zone from the page URL {url!r}")
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Scaleway products answer is not JSON: {exc}") from None
-    servers = payload.get("servers") if isinstance(payload, dict) else None
-    if not isinstance(servers, dict):
-        raise ParseError("Scaleway products answer lacks the `servers` object")
+    servers = _json.page(body, "Scaleway products answer", "servers", kind=dict)
     for name, server in servers.items():
         if not isinstance(server, dict) or "gpu" not in server or "hourly_price" not in server:
             raise ParseError(f"Scaleway type {name!r} lacks `gpu` or `hourly_price`")
         if not server["gpu"]:
             continue  # a CPU-only type: not a GPU offer
-        yield _offer(name, server, zone.group(1), url, fetched_at)
+        yield _offer(name, server, zone.group(1))
 
 
-def _offer(name: str, server: dict[str, Any], zone: str, url: str, fetched_at: datetime) -> Offer | Rejected:
+def _offer(name: str, server: dict[str, Any], zone: str) -> Offer | Rejected:
     row = {"instance_type": name, "zone": zone, **server}
     price = server["hourly_price"]
     if isinstance(price, dict | list | str):
@@ -111,29 +92,21 @@ def _offer(name: str, server: dict[str, Any], zone: str, url: str, fetched_at: d
         return Rejected("offers", (f"form_factor_conflict: type {name} but gpu_info says {gpu_name}",), row)
     count = server["gpu"]
     return Offer(
-        provider="scaleway",
         offer_id=f"{name}/{zone}/on_demand",
-        source=SOURCE.name,
         instance_type=name,
         region=zone,
         market="on_demand",
-        tier=None,
         gpu_name=gpu_name,
         gpu_model=gpu_model,
         gpu_count=float(count),
-        gpu_memory_gb=None,  # gpu_memory is the GiB CUDA sees; the nameplate GB comes from gpu_models
+        # gpu_memory_gb: gpu_memory is the GiB CUDA sees; the nameplate GB comes from gpu_models
         vcpus=float(server["ncpus"]) if server.get("ncpus") else None,
         ram_gb=round(server["ram"] / 1e9, 3) if server.get("ram") else None,
         price=float(price),
         price_unit="instance_hour",
         currency="EUR",
         availability="unknown",
-        available_count=None,
         interconnect="nvlink" if count > 1 and gpu_name in _NVLINK else None,
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
     )
 
 

@@ -13,7 +13,6 @@ CPU-only plans.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
@@ -22,6 +21,7 @@ from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
 from gpucat.scrapers._gpus import mapped
+from gpucat.scrapers import _json
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.seeweb.it"
@@ -49,21 +49,17 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Seeweb plans answer is not JSON: {exc}") from None
-    if not isinstance(payload, dict) or not isinstance(payload.get("plans"), list):
-        raise ParseError("Seeweb plans answer lacks the `plans` list")
+    payload = _json.page(body, "Seeweb plans answer", kind=dict)
+    plans = _json.member(payload, "Seeweb plans answer", "plans")
     if payload.get("status") != "ok":
         raise ParseError(f"Seeweb plans answer has status {payload.get('status')!r}")
-    for plan in payload["plans"]:
+    for plan in plans:
         if not isinstance(plan, dict) or "name" not in plan or "gpu" not in plan or "hourly_price" not in plan:
             raise ParseError(f"Seeweb plan lacks `name`, `gpu` or `hourly_price`: {str(plan)[:200]}")
-        yield from _offers(plan, url, fetched_at)
+        yield from _offers(plan)
 
 
-def _offers(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(plan: dict[str, Any]) -> Iterator[ParseItem]:
     count = _number(plan["gpu"])
     if not count or not plan.get("gpu_label"):
         return  # a CPU-only plan
@@ -88,29 +84,19 @@ def _offers(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[Pa
     cpu, ram = _number(plan.get("cpu")), _number(plan.get("ram"))
     for location in locations:
         yield Offer(
-            provider="seeweb",
             offer_id=f"{plan['name']}/{location}",
-            source=SOURCE.name,
             instance_type=plan["name"],
             region=location,
             market="on_demand",
-            tier=None,
             gpu_name=label,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,
             vcpus=float(cpu) if cpu else None,
             ram_gb=gb_from_mib(ram) if ram else None,
             price=price,
             price_unit="instance_hour",
             currency="EUR",
             availability="unknown",
-            available_count=None,
-            interconnect=None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

@@ -11,16 +11,15 @@ been empty since about 2026-07-13 (providers.md), so the source requires it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.scrapers._gpus import mapped
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "dashboard.tensordock.com"
 URL = f"https://{HOST}/api/v2/locations"
@@ -51,22 +50,11 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"TensorDock response is not JSON: {exc}") from None
-    locations = (payload.get("data") or {}).get("locations") if isinstance(payload, dict) else None
-    if not isinstance(locations, list):
-        raise ParseError("TensorDock response lacks data.locations")
-    for location in locations:
-        try:
-            for gpu in location["gpus"]:
-                yield from _offers(location, gpu, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"TensorDock location {location.get('id')!r} lacks field {exc}") from None
+    locations = _json.page(body, "TensorDock response", "data", "locations")
+    yield from each_record("offers", locations, lambda location: (o for gpu in location["gpus"] for o in _offers(location, gpu)))
 
 
-def _offers(location: dict[str, Any], gpu: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _offers(location: dict[str, Any], gpu: dict[str, Any]) -> Iterator[ParseItem]:
     name: str = gpu["v0Name"]
     price = gpu["price_per_hr"]
     pricing = gpu["pricing"]
@@ -83,29 +71,19 @@ def _offers(location: dict[str, Any], gpu: dict[str, Any], url: str, fetched_at:
     region = ", ".join(part for part in (location["city"], location["stateprovince"], location["country"]) if part)
     for count in (n for n in GPU_COUNTS if n <= gpu["max_count"]):
         yield Offer(
-            provider="tensordock",
             offer_id=f"{location['id']}/{name}/{count}x",
-            source=SOURCE.name,
             instance_type=f"{count}x {gpu['displayName']}",
             region=region,
             market="on_demand",
-            tier=None,
             gpu_name=name,
             gpu_model=gpu_model,
             gpu_count=float(count),
-            gpu_memory_gb=None,
-            vcpus=None,  # chosen at deploy time, priced per component (see price_excludes)
-            ram_gb=None,
+            # vcpus: chosen at deploy time, priced per component (see price_excludes)
             price=float(price),
             price_unit="gpu_hour",
             currency="USD",
             availability="available",
-            available_count=None,
             interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else None),
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
             price_excludes=components,
         )
 

@@ -9,38 +9,30 @@ none is a placeholder, rejected.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import ParseItem, Rejected, ScrapedStorageTerm
-from gpucat.scrapers.base import Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Source, each_record
 from gpucat.scrapers.tensordock import HOST, fetch
 
 HOURS_PER_MONTH = 730
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"TensorDock response is not JSON: {exc}") from None
-    locations = (payload.get("data") or {}).get("locations") if isinstance(payload, dict) else None
-    if not isinstance(locations, list):
-        raise ParseError("TensorDock response lacks data.locations")
-    for location in locations:
-        try:
-            region = ", ".join(part for part in (location["city"], location["stateprovince"], location["country"]) if part)
-            for gpu in location["gpus"]:
-                yield _storage(location["id"], region, gpu, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"TensorDock location {location.get('id')!r} lacks field {exc}") from None
+    locations = _json.page(body, "TensorDock response", "data", "locations")
+    yield from each_record("scraped_storage_terms", locations, lambda location: _location(location, url))
 
 
-def _storage(location_id: str, region: str, gpu: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
+def _location(location: dict[str, Any], url: str) -> Iterator[ParseItem]:
+    region = ", ".join(part for part in (location["city"], location["stateprovince"], location["country"]) if part)
+    return (_storage(location["id"], region, gpu, url) for gpu in location["gpus"])
+
+
+def _storage(location_id: str, region: str, gpu: dict[str, Any], url: str) -> ParseItem:
     price = gpu["pricing"].get("per_gb_storage_hr")
     raw = {"location": location_id, "v0Name": gpu["v0Name"], "pricing": gpu["pricing"]}
     if isinstance(price, bool) or not isinstance(price, int | float) or price <= 0:
@@ -48,7 +40,6 @@ def _storage(location_id: str, region: str, gpu: dict[str, Any], url: str, fetch
     text = format(Decimal(repr(float(price))), "f")
     quote = f"location {location_id} ({region}), {gpu['v0Name']}: pricing.per_gb_storage_hr {text}"
     return ScrapedStorageTerm(
-        provider="tensordock",
         kind="volume",
         product=f"VM storage ({gpu['displayName']} hosts)",
         region=region,
@@ -57,11 +48,6 @@ def _storage(location_id: str, region: str, gpu: dict[str, Any], url: str, fetch
         original_price=float(price),
         original_unit="GB-hour",
         max_size_gb=float(gpu["resources"]["max_storage_gb"]) if gpu.get("resources", {}).get("max_storage_gb") else None,
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>'
         + (f' || max_size_gb: "{gpu["v0Name"]} resources.max_storage_gb {gpu["resources"]["max_storage_gb"]}" <{url}>' if gpu.get("resources", {}).get("max_storage_gb") else ""),
         notes="the VM's disk, per GB-hour (x 730 h a month); max_size_gb is the most one VM on these hosts may take",

@@ -62,31 +62,20 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
             yield Rejected("offers", (f"on_demand {reason}",), {h: _html.text(c) for h, c in zip(headers, cells, strict=True)})
             continue
         yield Offer(
-            provider="together",
             offer_id=f"gpu-clusters/{name}/on_demand",
-            source=SOURCE.name,
             instance_type=f"{name} cluster node ({GPUS_PER_NODE} GPUs)",
             region="global",
             market="on_demand",
-            tier=None,
             gpu_name=name,
             gpu_model=GPU_NAMES.get(name),
             gpu_count=float(GPUS_PER_NODE),
-            gpu_memory_gb=None,
-            vcpus=None,
-            ram_gb=None,
             price=_html.usd(quote),
             price_unit="gpu_hour",
             currency="USD",
             availability="unknown",
-            available_count=None,
             # An HGX board joins its 8 GPUs through NVSwitch (developer.nvidia.com/blog/introducing-
             # nvidia-hgx-h100-...); the page states no inter-node fabric, so that stays unknown.
             interconnect="nvswitch" if "HGX" in name.split() else None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

@@ -34,7 +34,7 @@ from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
 from gpucat.scrapers._gpus import MIB_GB, fits_nameplate, resolve
 from gpucat.scrapers._jsonstream import iter_array
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "console.vast.ai"
 URL = f"https://{HOST}/api/v0/bundles/"
@@ -99,23 +99,22 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 def market_of(url: str) -> str:
     """The market of a page, from the search it answers (the `q` parameter of its URL)."""
     try:
-        q = json.loads(parse_qs(urlsplit(url).query)["q"][0])
-        return MARKETS[q["type"]]
-    except (KeyError, IndexError, ValueError, TypeError):
-        raise ParseError(f"Vast page URL does not say which search it answers (no q with type on-demand|bid): {url[:200]}") from None
+        q = json.loads((parse_qs(urlsplit(url).query).get("q") or ["null"])[0])
+    except ValueError:
+        q = None
+    market = MARKETS.get(q.get("type")) if isinstance(q, dict) else None
+    if market is None:
+        raise ParseError(f"Vast page URL does not say which search it answers (no q with type on-demand|bid): {url[:200]}")
+    return market
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
     market = market_of(url)
     # Streamed: a keyed search answers every offer at once (about 1.7 KB each; 100k is 170 MB).
-    for offer in iter_array(body, "offers", "Vast response"):
-        try:
-            yield _offer(offer, market, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"Vast offer lacks field {exc}") from None
+    yield from each_record("offers", iter_array(body, "offers", "Vast response"), lambda offer: [_offer(offer, market)])
 
 
-def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> ParseItem:
+def _offer(o: dict[str, Any], market: str) -> ParseItem:
     name: str = o["gpu_name"]
     gpu_model, problem = _model(name, o["gpu_ram"])
     price = o["dph_base"] if market == "on_demand" else o["min_bid"]
@@ -131,17 +130,13 @@ def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> Pa
     ram_gb = gb_from_mib(o["cpu_ram"] * effective / cores) if cores and effective and o["cpu_ram"] else None
     available = bool(o["rentable"]) and not o["rented"]
     return Offer(
-        provider="vast",
         offer_id=f"{o['id']}/{market}",
-        source=SOURCE.name,
         instance_type=f"{count}x {name} (machine {o['machine_id']})",
         region=o["geolocation"] or "unknown",
         market=market,
-        tier=None,
         gpu_name=name,
         gpu_model=gpu_model,
         gpu_count=float(count),
-        gpu_memory_gb=None,
         vcpus=float(effective) if effective else None,
         ram_gb=ram_gb,
         price=round(float(price), 6),
@@ -150,10 +145,6 @@ def _offer(o: dict[str, Any], market: str, url: str, fetched_at: datetime) -> Pa
         availability="available" if available else "unavailable",
         available_count=count if available else 0,
         interconnect=None if count == 1 else ("nvswitch" if gpu_model in _SXM else None),
-        fabric=None,
-        fabric_gbps=None,
-        source_url=url,
-        scraped_at=fetched_at,
         storage_usd_per_gb_month=_price(o["storage_cost"]),
         egress_usd_per_gb=_price(o["inet_up_cost"]),
         ingress_usd_per_gb=_price(o["inet_down_cost"]),

@@ -10,16 +10,15 @@ availability `unknown`. `gpu_memory` is the instance total. CPU nodes are not GP
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
 from gpucat.scrapers._gpus import mapped
-from gpucat.scrapers.base import Fetcher, Page, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "api.datacrunch.io"
 URL = f"https://{HOST}/v1/instance-types"
@@ -51,21 +50,10 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Verda answer is not JSON: {exc}") from None
-    if not isinstance(payload, list):
-        raise ParseError("Verda instance-types answer is not a JSON array")
-    for record in payload:
-        try:
-            yield from _instance_type(record, url, fetched_at)
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            name = record.get("instance_type") if isinstance(record, dict) else record
-            raise ParseError(f"Verda instance type {name!r} is malformed: {exc!r}") from None
+    yield from each_record("offers", _json.page(body, "Verda instance-types answer"), _instance_type)
 
 
-def _instance_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _instance_type(record: dict[str, Any]) -> Iterator[ParseItem]:
     gpu = record["gpu"]
     count = int(gpu["number_of_gpus"])
     if count == 0:
@@ -90,13 +78,10 @@ def _instance_type(record: dict[str, Any], url: str, fetched_at: datetime) -> It
         if price is None:
             continue  # no spot market for this type
         yield Offer(
-            provider="verda",
             offer_id=f"{record['instance_type']}/{market}",
-            source=SOURCE.name,
             instance_type=record["instance_type"],
             region="global",
             market=market,
-            tier=None,
             gpu_name=name,
             gpu_model=gpu_model,
             gpu_count=float(count),
@@ -107,13 +92,8 @@ def _instance_type(record: dict[str, Any], url: str, fetched_at: datetime) -> It
             price_unit="instance_hour",
             currency=record["currency"].upper(),
             availability="unknown",
-            available_count=None,
             # SXM parts sit on an NVSwitch baseboard; for PCIe cards Verda states only a `p2p` speed.
             interconnect="nvswitch" if count > 1 and gpu_model in _SXM else None,
-            fabric=None,
-            fabric_gbps=None,
-            source_url=url,
-            scraped_at=fetched_at,
         )
 
 

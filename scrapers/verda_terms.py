@@ -11,14 +11,14 @@ placeholder.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Page, ParseItem, Rejected, ScrapedStorageTerm
-from gpucat.scrapers.base import Fetcher, Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Fetcher, Source, each_record
 from gpucat.scrapers.verda_instance_types import HOST
 
 URL = f"https://{HOST}/v1/volume-types"
@@ -31,20 +31,13 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Verda answer is not JSON: {exc}") from None
-    if not isinstance(payload, list) or not payload:
-        raise ParseError("Verda volume-types answer is not a non-empty JSON array")
-    for record in payload:
-        try:
-            yield _volume_type(record, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"Verda volume type {record.get('type') if isinstance(record, dict) else record!r} lacks field {exc}") from None
+    payload = _json.page(body, "Verda volume-types answer")
+    if not payload:
+        raise ParseError("Verda volume-types answer is an empty list")
+    yield from each_record("scraped_storage_terms", payload, lambda record: [_volume_type(record, url)])
 
 
-def _volume_type(record: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
+def _volume_type(record: dict[str, Any], url: str) -> ParseItem:
     price_info = record["price"]
     monthly, per_second, currency = price_info["price_per_month_per_gb"], price_info.get("cps_per_gb"), price_info["currency"]
     raw = {"type": record["type"], "price": price_info, "is_shared_fs": record.get("is_shared_fs")}
@@ -57,7 +50,6 @@ def _volume_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Pars
         return Rejected("scraped_storage_terms", (reason,), raw)
     quote = f"type {record['type']}: price_per_month_per_gb {monthly}, currency {currency}"
     return ScrapedStorageTerm(
-        provider="verda",
         kind="network_volume" if record.get("is_shared_fs") else "block",
         product=f"{record['type']} volume",
         region="global",
@@ -65,12 +57,6 @@ def _volume_type(record: dict[str, Any], url: str, fetched_at: datetime) -> Pars
         original_currency="USD",
         original_price=float(monthly),
         original_unit="GB-month",
-        max_size_gb=None,
-        read_throughput_mb_s=None,
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'usd_per_gb_month,original_price: "{quote}" <{url}>',
         notes="one price for every location (the list names none)",
     )

@@ -14,7 +14,6 @@ memory) and `gpu_memory_gb` is the slice's memory. CPU plans are not GPU offers 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from fractions import Fraction
@@ -23,7 +22,8 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
-from gpucat.scrapers.base import Fetcher, Page, Source
+from gpucat.scrapers import _json, _paging
+from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "api.vultr.com"
 PLANS_URL = f"https://{HOST}/v2/plans"
@@ -79,43 +79,23 @@ _INTERCONNECT = {
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
+    pages = _paging.Cursor(("meta", "links", "next"), "cursor")
     for url, params in ((PLANS_URL, {"type": "all", "per_page": PER_PAGE}), (METAL_URL, {"per_page": PER_PAGE})):
-        cursor = None
-        for _ in range(MAX_PAGES):
-            page = fetcher.get(url, params={**params, "cursor": cursor} if cursor else params)
-            yield page
-            cursor = _next_cursor(page)
-            if not cursor:
-                break
-
-
-def _next_cursor(page: Page) -> str | None:
-    try:
-        with page.open() as body:
-            return json.load(body)["meta"]["links"]["next"] or None
-    except (ValueError, KeyError, TypeError):
-        return None  # the parser reports a malformed page
+        yield from _paging.paginate(fetcher, url, pages, what=f"Vultr {url.rsplit('/', 1)[-1]}", max_pages=MAX_PAGES, params=params)
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Vultr answer is not JSON: {exc}") from None
+    payload = _json.document(body, "Vultr answer")
     if isinstance(payload, dict) and isinstance(payload.get("plans"), list):
         plans, plan_items = payload["plans"], _cloud_plan
     elif isinstance(payload, dict) and isinstance(payload.get("plans_metal"), list):
         plans, plan_items = payload["plans_metal"], _metal_plan
     else:
         raise ParseError("Vultr answer has neither a `plans` nor a `plans_metal` list")
-    for plan in plans:
-        try:
-            yield from plan_items(plan, url, fetched_at)
-        except (KeyError, TypeError, AttributeError, ValueError, ZeroDivisionError) as exc:
-            raise ParseError(f"Vultr plan {plan.get('id') if isinstance(plan, dict) else plan!r} is malformed: {exc!r}") from None
+    yield from each_record("offers", plans, plan_items)
 
 
-def _cloud_plan(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _cloud_plan(plan: dict[str, Any]) -> Iterator[ParseItem]:
     plan_id = plan["id"]
     if not plan_id.startswith("vcg-") and not plan.get("gpu_type"):
         return  # vc2, vhf, vhp, voc…: CPU plans
@@ -131,10 +111,10 @@ def _cloud_plan(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterato
         yield Rejected("offers", (f"unknown_gpu: {gpu_type!r}", f"form factor (SXM or PCIe) not published for {plan_id}"), plan)
         return
     memory = vram if count < 1 else vram / count
-    yield from _offers(plan, gpu_type, gpu_model, count, memory, float(plan["vcpu_count"]), None, url, fetched_at)
+    yield from _offers(plan, gpu_type, gpu_model, count, memory, float(plan["vcpu_count"]), None)
 
 
-def _metal_plan(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def _metal_plan(plan: dict[str, Any]) -> Iterator[ParseItem]:
     plan_id = plan["id"]
     if "gpu" not in plan_id:
         return  # CPU-only bare metal
@@ -142,7 +122,7 @@ def _metal_plan(plan: dict[str, Any], url: str, fetched_at: datetime) -> Iterato
         yield Rejected("offers", (f"unknown_gpu: {plan_id!r}",), plan)
         return
     gpu_model, count, memory = METAL_GPU_PLANS[plan_id]
-    yield from _offers(plan, plan_id, gpu_model, count, memory, float(plan["cpu_threads"]), "bare_metal", url, fetched_at)
+    yield from _offers(plan, plan_id, gpu_model, count, memory, float(plan["cpu_threads"]), "bare_metal")
 
 
 def _gpu_count(stated: Any, vram_gb: float, card_gb: float) -> float:
@@ -162,8 +142,6 @@ def _offers(
     memory_gb: float,
     vcpus: float,
     tier: str | None,
-    url: str,
-    fetched_at: datetime,
 ) -> Iterator[ParseItem]:
     plan_id = plan["id"]
     on_demand_ok = plan.get("deploy_ondemand", True)
@@ -179,9 +157,7 @@ def _offers(
                 continue
             priced = True
             yield Offer(
-                provider="vultr",
                 offer_id=f"{plan_id}/{location}/{market}",
-                source=SOURCE.name,
                 instance_type=plan_id,
                 region=location,
                 market=market,
@@ -196,12 +172,7 @@ def _offers(
                 price_unit="instance_hour",
                 currency="USD",
                 availability="unknown",
-                available_count=None,
                 interconnect=_INTERCONNECT.get(gpu_model) if count >= 2 else None,
-                fabric=None,
-                fabric_gbps=None,
-                source_url=url,
-                scraped_at=fetched_at,
             )
     if plan["locations"] and not priced:
         yield Rejected("offers", (f"no_price: {plan_id} has no positive hourly price",), plan)

@@ -13,39 +13,30 @@ GPU plans are the cloud GPU plans (`gpu_type` set) and the bare-metal plans whos
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import ParseItem, Rejected, ScrapedEgressTier
-from gpucat.scrapers.base import Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Source, each_record
 from gpucat.scrapers.vultr_plans import HOST, fetch
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    try:
-        payload = json.loads(body.read())
-    except ValueError as exc:
-        raise ParseError(f"Vultr response is not JSON: {exc}") from None
+    payload = _json.document(body, "Vultr response")
     plans = next((payload[k] for k in ("plans", "plans_metal") if isinstance(payload, dict) and k in payload), None)
     if not isinstance(plans, list):
         raise ParseError("Vultr response lacks a plans or plans_metal list")
-    for plan in plans:
-        try:
-            if plan.get("gpu_type") or str(plan["id"]).endswith("-gpu"):
-                yield _quota(plan, url, fetched_at)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ParseError(f"Vultr plan {plan.get('id') if isinstance(plan, dict) else plan!r} lacks field {exc}") from None
+    yield from each_record("scraped_egress_terms", plans, lambda plan: [_quota(plan, url)] if plan.get("gpu_type") or str(plan["id"]).endswith("-gpu") else [])
 
 
-def _quota(plan: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
+def _quota(plan: dict[str, Any], url: str) -> ParseItem:
     quota = plan["bandwidth"]
     if isinstance(quota, bool) or not isinstance(quota, int | float) or quota <= 0:
         return Rejected("scraped_egress_terms", (f"no_allowance: bandwidth {quota!r}",), {"id": plan["id"], "bandwidth": quota})
     return ScrapedEgressTier(
-        provider="vultr",
         scope="internet",
         region=plan["id"],
         tier=1,
@@ -55,10 +46,6 @@ def _quota(plan: dict[str, Any], url: str, fetched_at: datetime) -> ParseItem:
         original_price=0.0,
         original_unit="GB",
         free_allowance_gb_month=float(quota),
-        source=SOURCE.name,
-        source_url=url,
-        scraped_at=fetched_at,
-        verified_on=fetched_at.date().isoformat(),
         evidence=f'from_gb,to_gb,usd_per_gb,original_price,free_allowance_gb_month: "plan {plan["id"]}: bandwidth {quota}" <{url}>',
         notes="the plan's monthly bandwidth quota in GB; overage is not in the API",
     )

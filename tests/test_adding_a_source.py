@@ -23,11 +23,9 @@ from gpucat.warehouse import db
 MODULE = '''
 """Toy Cloud's price list: a JSON list of GPU types, priced per GPU-hour."""
 
-import json
-
-from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Rejected
-from gpucat.scrapers.base import Source
+from gpucat.scrapers import _json
+from gpucat.scrapers.base import Source, each_record
 
 URL = "https://api.toy.example/v1/prices"
 GPUS = {"NVIDIA H100 80GB HBM3": "H100-SXM", "NVIDIA L4": "L4"}
@@ -38,22 +36,17 @@ def fetch(fetcher):
 
 
 def parse(body, *, url, fetched_at):
-    try:
-        rows = json.loads(body.read())["prices"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ParseError(f"toy price list is not in the expected shape: {exc!r}") from None
-    for row in rows:
-        if row["gpu"] not in GPUS:
-            yield Rejected("offers", (f"unknown_gpu: {row['gpu']!r}",), row)
-            continue
-        yield Offer(
-            provider="toyco", offer_id=f"{row['gpu']}/{row['count']}x", source=SOURCE.name,
-            instance_type=f"{row['count']}x {row['gpu']}", region="global", market="on_demand", tier=None,
-            gpu_name=row["gpu"], gpu_model=GPUS[row["gpu"]], gpu_count=float(row["count"]), gpu_memory_gb=None,
-            vcpus=None, ram_gb=None, price=row["usd"], price_unit="gpu_hour", currency="USD",
-            availability="unknown", available_count=None, interconnect=None, fabric=None, fabric_gbps=None,
-            source_url=url, scraped_at=fetched_at,
-        )
+    yield from each_record("offers", _json.page(body, "toy price list", "prices"), _offer)
+
+
+def _offer(row):
+    if row["gpu"] not in GPUS:
+        return [Rejected("offers", (f"unknown_gpu: {row['gpu']!r}",), row)]
+    return [Offer(
+        offer_id=f"{row['gpu']}/{row['count']}x", instance_type=f"{row['count']}x {row['gpu']}", region="global",
+        market="on_demand", gpu_name=row["gpu"], gpu_model=GPUS[row["gpu"]], gpu_count=float(row["count"]),
+        price=row["usd"], price_unit="gpu_hour", currency="USD", availability="unknown",
+    )]
 
 
 SOURCE = Source(
@@ -140,3 +133,10 @@ def test_the_drift_checks_see_a_missing_piece(toy):
     problems = source_problems(source, fixtures, tests)
     assert any("NOTES.md" in p for p in problems)
     assert any("no parser test" in p for p in problems)
+
+
+def test_the_recipe_module_leaves_the_frame_its_work():
+    """The module the recipe writes passes the frame's rules (no provenance, paging or record errors by hand)."""
+    from tests.scrapers.test_frame_rules import violations
+
+    assert violations(MODULE) == []

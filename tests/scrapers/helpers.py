@@ -12,7 +12,7 @@ import httpx
 from gpucat import pipeline
 from gpucat.schemas.records import ParseItem, Rejected, Skipped
 from gpucat.scrapers import get_source
-from gpucat.scrapers.base import Source
+from gpucat.scrapers.base import Source, parse_page
 from gpucat.scrapers.http import Fetcher, make_client
 from tests.conftest import FIXTURES
 
@@ -28,15 +28,15 @@ def parse_fixture(source: str, *files: str) -> list[ParseItem]:
 
 
 def parse_bytes(source: str, body: bytes, url: str = "https://example.invalid/x") -> list[dict | Rejected]:
-    """Only the parser (no batch pass, no normalization), over an in-memory body; records as dicts."""
-    return [plain(i) for i in get_source(source).parse(io.BytesIO(body), url=url, fetched_at=FETCHED)]
+    """Only the parser in its frame (no batch pass, no normalization), over an in-memory body; records as dicts."""
+    return [plain(i) for i in parse_page(get_source(source), io.BytesIO(body), url=url, fetched_at=FETCHED)]
 
 
 def normalize_bytes(source: str, body: bytes, url: str = "https://example.invalid/x", rates=None, fetched_at: datetime = FETCHED) -> list[dict | Rejected]:
     """The parser and normalization (no batch pass), over an in-memory body; records as dicts."""
     from gpucat.scrapers.normalize import NO_RATES, normalize
 
-    return [plain(i) for i in normalize(get_source(source).parse(io.BytesIO(body), url=url, fetched_at=fetched_at), rates or NO_RATES)]
+    return [plain(i) for i in normalize(parse_page(get_source(source), io.BytesIO(body), url=url, fetched_at=fetched_at), rates or NO_RATES)]
 
 
 def plain(item: ParseItem) -> dict | Rejected | Skipped:
@@ -73,3 +73,9 @@ def mock_fetcher(source: Source, handler: Callable[[httpx.Request], httpx.Respon
 
 def fixture_path(relative: str) -> Path:
     return FIXTURES / relative
+
+
+def rejection_reasons(source: str, body: bytes) -> list[tuple[str, ...]]:
+    """The reasons of each item the parser in its frame gives for `body`; an item that is not a
+    rejection shows as its type's name, so a test of a malformed record sees anything else it gave."""
+    return [i.reasons if isinstance(i, Rejected) else (type(i).__name__,) for i in parse_bytes(source, body)]

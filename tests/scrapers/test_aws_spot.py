@@ -103,8 +103,8 @@ def test_legacy_jsonp_body_with_old_region_names():
     [
         (b"callback({\"vers\":0.01,\"config\":{\"regions\":[]}", "truncated"),
         (b'{"vers":0.01,"config":{"rates":[]}}', "lacks config.regions"),
-        (b'{"config":{"regions":[{"region":"us-east-1","instanceTypes":[{"type":"gpu","sizes":[{"size":"p5.48xlarge","columns":[]}]}]}]}}', "missing 'valueColumns'"),
-        (b"<html>503</html>", "not valid JSON"),
+        (b'{"config":{"regions":[{"region":"us-east-1","instanceTypes":[{"type":"gpu","sizes":[{"size":"p5.48xlarge","columns":[]}]}]}]}}', "KeyError: 'valueColumns'"),
+        (b"<html>503</html>", "not JSON"),
     ],
     ids=["truncated-jsonp", "renamed-top-level", "renamed-field", "html"],
 )
@@ -123,8 +123,8 @@ def test_every_instance_in_the_table_decodes_as_a_gpu_offer():
     ("body", "message"),
     [
         (b'{"vers": 0.01}', "lacks config.regions"),
-        (b'{"config": {"regions": [{"region": "us-east-1", "instanceTypes": [{"sizes": [{"size": "p5.48xlarge"}]}]}]}}', "missing 'valueColumns'"),
-        (b'{"config": {"regions": [', "not valid JSON"),
+        (b'{"config": {"regions": [{"region": "us-east-1", "instanceTypes": [{"sizes": [{"size": "p5.48xlarge"}]}]}]}}', "KeyError: 'valueColumns'"),
+        (b'{"config": {"regions": [', "not JSON"),
     ],
     ids=["renamed", "field-missing", "truncated"],
 )

@@ -54,8 +54,8 @@ def test_unknown_band_index_is_rejected():
     ("body", "message"),
     [
         (b'{"ranges":[{"index":0,"label":"about 5","dots":0,"max":5}],"spot_advisor":{}}', "unrecognised interruption band"),
-        (b'{"ranges":[],"advisor":{}}', "expected shape"),
-        (b'{"ranges":[{"index":0,', "expected shape"),
+        (b'{"ranges":[],"advisor":{}}', "lacks spot_advisor"),
+        (b'{"ranges":[{"index":0,', "not JSON"),
     ],
     ids=["new-label", "renamed", "truncated"],
 )

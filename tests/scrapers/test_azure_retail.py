@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from gpucat.schemas.errors import ParseError
+from gpucat.schemas.errors import FetchError, ParseError
 from gpucat.scrapers import azure_retail
 from tests.scrapers.helpers import (
     by_id,
@@ -14,6 +16,7 @@ from tests.scrapers.helpers import (
     rejected,
     skipped,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 PAGES = ("azure/azure-retail/page-1.json", "azure/azure-retail/page-2.json", "azure/azure-retail/page-3.json")
 
@@ -136,7 +139,8 @@ def _item():
 
 
 def test_next_page_link_drives_pagination():
-    pages = [(p, azure_retail.next_page_link(open(f"fixtures/{p}", "rb").read())) for p in PAGES]
+    pages = [(p, azure_retail.PAGES.next(json.loads(open(f"fixtures/{p}", "rb").read()), azure_retail.URL, None)) for p in PAGES]
+    pages = [(p, following and following[0]) for p, following in pages]
     assert pages[0][1].startswith("https://prices.azure.com:443/api/retail/prices?api-version=2023-01-01-preview&$filter=")
     assert pages[-1][1] is None
 
@@ -145,14 +149,25 @@ def test_next_page_link_drives_pagination():
     ("body", "message"),
     [
         (b'{"items": [], "NextPageLink": null}', "lacks Items"),
-        (b'{"Items": [{"armSkuName": "Standard_NC6s_v3"}]}', "lacks field"),
-        (b'{"Items": [', "lacks Items"),
+        (b'{"Items": [', "not JSON"),
     ],
-    ids=["renamed-envelope", "renamed-item-fields", "truncated"],
+    ids=["renamed-envelope", "truncated"],
 )
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("azure-retail", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'{"Items": [{"armSkuName": "Standard_NC6s_v3"}]}', "malformed_record: missing field 'type'"),
+    ],
+    ids=["renamed-item-fields"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("azure-retail", body) == [(reason,)]
 
 
 def test_fetch_stops_on_a_pagination_loop(tmp_path):
@@ -162,7 +177,7 @@ def test_fetch_stops_on_a_pagination_loop(tmp_path):
         return httpx.Response(200, json={"Items": [], "NextPageLink": azure_retail.URL})
 
     fetcher = mock_fetcher(azure_retail.SOURCE, handler, tmp_path)
-    with pytest.raises(ParseError, match="pagination does not end"):
+    with pytest.raises(FetchError, match="linked back to a page already read"):
         list(azure_retail.fetch(fetcher))
 
 

@@ -9,7 +9,7 @@ from gpucat.schemas.errors import ParseError
 from gpucat.schemas.redact import match_url
 from gpucat.scrapers import azure_terms
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected, rejection_reasons
 
 DISKS = ("azure/azure-terms/disks-1.json", "azure/azure-terms/disks-2.json")
 BANDWIDTH = "azure/azure-terms/bandwidth-1.json"
@@ -134,13 +134,22 @@ def _bytes(page: dict):
     return io.BytesIO(json.dumps(page).encode())
 
 
-@pytest.mark.parametrize(
-    ("body", "message"),
-    [(b"[]", "lacks Items"), (b'{"Items": {}}', "not a list"), (b'{"Items": [{"type": "Consumption"}]}', "lacks field")],
-)
+@pytest.mark.parametrize(("body", "message"), [(b"[]", "lacks Items"), (b'{"Items": {}}', "lacks Items \\(a JSON list; got dict\\)")])
 def test_a_page_in_the_wrong_shape_fails(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("azure-terms", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'{"Items": [{"type": "Consumption"}]}', "malformed_record: missing field 'currencyCode'"),
+    ],
+    ids=["missing-currency"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("azure-terms", body) == [(reason,)]
 
 
 def test_every_size_in_the_tables_maps_to_its_gib():

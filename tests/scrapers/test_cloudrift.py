@@ -18,6 +18,7 @@ from tests.scrapers.helpers import (
     parse_fixture,
     rejected,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 FILE = "cloudrift/cloudrift/instance-types.json"
 URL = "https://api.cloudrift.ai/api/v1/instance-types/list"
@@ -124,15 +125,26 @@ def renamed_nodes() -> bytes:
         (b'"Invalid API version"', "answered an error"),
         (b'{"version": "2025-01-29", "data": {"types": []}}', "lacks data.instance_types"),
         (json.dumps({"data": {"instance_types": [{"name": "rtx59", "variants": []}]}}).encode(), "lacks `brand_short` or `variants`"),
-        (json.dumps({"data": {"instance_types": [{"brand_short": "RTX 5090", "variants": [{"name": "x", "gpu_count": 1}]}]}}).encode(), "lacks 'cost_per_hour'"),
-        (renamed_nodes(), "lacks nodes_per_dc / available_nodes_per_dc"),
         (b'{"data": {"instance_types": [', "not JSON"),
     ],
-    ids=["error-string", "renamed-list", "missing-brand", "missing-price-field", "renamed-nodes", "truncated"],
+    ids=["error-string", "renamed-list", "missing-brand", "truncated"],
 )  # fmt: skip
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("cloudrift", body, URL)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps({"data": {"instance_types": [{"brand_short": "RTX 5090", "variants": [{"name": "x", "gpu_count": 1}]}]}}).encode(), "malformed_record: missing field 'cost_per_hour'"),
+        (renamed_nodes(), 'malformed_record: no nodes_per_dc / available_nodes_per_dc'),
+    ],
+    ids=["missing-price-field", "renamed-nodes"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("cloudrift", body) == [(reason,)]
 
 
 def test_fetch_posts_the_versioned_query_without_credentials(tmp_path):

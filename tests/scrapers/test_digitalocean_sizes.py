@@ -17,6 +17,7 @@ from tests.scrapers.helpers import (
     parse_fixture,
     rejected,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 PAGE_1 = "digitalocean/digitalocean-sizes/sizes-page-1.json"
 PAGE_2 = "digitalocean/digitalocean-sizes/sizes-page-2.json"
@@ -112,16 +113,27 @@ def test_vram_is_the_droplet_total_in_its_unit(changed, reason):
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        (b'{"id": "unauthorized", "message": "Unable to authenticate you"}', "lacks a sizes list"),
-        (json.dumps({"droplet_sizes": []}).encode(), "lacks a sizes list"),
-        (json.dumps({"sizes": [{k: v for k, v in size("gpu-h100x1-80gb").items() if k != "price_hourly"}]}).encode(), "lacks field 'price_hourly'"),
+        (b'{"id": "unauthorized", "message": "Unable to authenticate you"}', "lacks sizes"),
+        (json.dumps({"droplet_sizes": []}).encode(), "lacks sizes"),
         (b'{"sizes": [', "not JSON"),
     ],
-    ids=["api-error", "renamed-field", "missing-field", "truncated"],
+    ids=["api-error", "renamed-field", "truncated"],
 )
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("digitalocean-sizes", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps({"sizes": [{k: v for k, v in size("gpu-h100x1-80gb").items() if k != "price_hourly"}]}).encode(), "malformed_record: missing field 'price_hourly'"),
+    ],
+    ids=["missing-field"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("digitalocean-sizes", body) == [(reason,)]
 
 
 def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gpucat.schemas.errors import ParseError
-from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected, rejection_reasons
 
 PAGES = ("digitalocean/digitalocean-terms/sizes-page-1.json", "digitalocean/digitalocean-terms/sizes-page-2.json")
 URL = "https://api.digitalocean.com/v2/sizes?per_page=200"
@@ -60,7 +60,19 @@ def test_a_gpu_size_without_a_positive_transfer_is_rejected(transfer):
     assert item.reasons[0].startswith("no_allowance") and item.row["slug"] == "gpu-x"
 
 
-@pytest.mark.parametrize("body", [b"[]", b'{"sizes": {}}', b"nope", json.dumps({"sizes": [{"gpu_info": {"count": 1}}]}).encode()])
+@pytest.mark.parametrize("body", [b"[]", b'{"sizes": {}}', b"nope"])
 def test_a_payload_in_the_wrong_shape_fails(body):
     with pytest.raises(ParseError):
         parse_bytes("digitalocean-terms", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps({"sizes": [{"gpu_info": {"count": 1}}]}).encode(), "malformed_record: missing field 'transfer'"),
+    ],
+    ids=["missing-transfer"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("digitalocean-terms", body) == [(reason,)]

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from gpucat.schemas.errors import MissingApiKey, ParseError
+from gpucat.schemas.errors import FetchError, MissingApiKey, ParseError
 from gpucat.schemas.records import Rejected, Skipped
 from gpucat.scrapers import gcp_billing
 from gpucat.scrapers.capture import CaptureWriter
@@ -21,6 +21,7 @@ from tests.scrapers.helpers import (
     parse_fixture,
     rejected,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 PAGE_1 = "gcp/gcp-billing/skus-page-1.json"
 PAGE_2 = "gcp/gcp-billing/skus-page-2.json"
@@ -164,15 +165,26 @@ def test_money_is_units_plus_nanos_with_proto3_zeros_left_out(tiers, price):
     ("body", "message"),
     [
         (b'{"error": {"code": 400, "message": "API key not valid."}}', "Billing Catalog error"),
-        (b'{"sku": []}', "lacks a skus list"),
-        (json.dumps({"skus": [{k: v for k, v in _sku().items() if k != "pricingInfo"}]}).encode(), "lacks field 'pricingInfo'"),
+        (b'{"sku": []}', "lacks skus"),
         (b'{"skus": [', "not JSON"),
     ],
-    ids=["api-error", "renamed-field", "missing-field", "truncated"],
+    ids=["api-error", "renamed-field", "truncated"],
 )
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("gcp-billing", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps({"skus": [{k: v for k, v in _sku().items() if k != "pricingInfo"}]}).encode(), "malformed_record: missing field 'pricingInfo'"),
+    ],
+    ids=["missing-field"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("gcp-billing", body) == [(reason,)]
 
 
 def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):
@@ -203,7 +215,7 @@ def test_a_repeated_page_token_fails_instead_of_looping(tmp_path):
     source = gcp_billing.SOURCE
     handler = lambda request: httpx.Response(200, json={"skus": [], "nextPageToken": "same"})  # noqa: E731
     fetcher = mock_fetcher(source, handler, tmp_path, env={"GCP_API_KEY": "k"})
-    with pytest.raises(ParseError, match="repeated page token"):
+    with pytest.raises(FetchError, match="linked back to a page already read"):
         list(gcp_billing.fetch(fetcher))
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gpucat.schemas.errors import ParseError
-from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected, rejection_reasons
 
 PAGE = "gcp/gcp-terms/skus-page-2.json"
 URL = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus?currencyCode=USD&pageSize=5000&key=REDACTED&pageToken=CiQ2RjgxLTU4NDQtNDU2QS9za3VzLzdGMjAtQjZFMS00Qzkz"
@@ -92,7 +92,19 @@ def test_bad_disk_skus_are_rejected(sku, reason):
     assert item.reasons[0].startswith(reason)
 
 
-@pytest.mark.parametrize("body", [b"[]", b'{"skus": "none"}', b"not json", json.dumps({"skus": [{"skuId": "X", "description": "Balanced PD Capacity"}]}).encode()])
+@pytest.mark.parametrize("body", [b"[]", b'{"skus": "none"}', b"not json"])
 def test_a_page_in_the_wrong_shape_fails(body):
     with pytest.raises(ParseError):
         parse_bytes("gcp-terms", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps({"skus": [{"skuId": "X", "description": "Balanced PD Capacity"}]}).encode(), "malformed_record: missing field 'category'"),
+    ],
+    ids=["missing-category"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("gcp-terms", body) == [(reason,)]

@@ -17,6 +17,7 @@ from tests.scrapers.helpers import (
     rejected,
     skipped,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 
 def items():
@@ -107,14 +108,25 @@ def test_unusable_prices_are_rejected(bad, reason):
     ("body", "message"),
     [
         (b'{"status": false, "message": "Invalid API key"}', "not a list of prices: Invalid API key"),
-        (b'[{"id": 1, "value": 1.0}]', "lacks field 'name'"),
         (b"[{", "not JSON"),
     ],
-    ids=["error-object", "missing-field", "truncated"],
+    ids=["error-object", "truncated"],
 )
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("hyperstack", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'[{"id": 1, "value": 1.0}]', "malformed_record: missing field 'name'"),
+    ],
+    ids=["missing-field"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("hyperstack", body) == [(reason,)]
 
 
 def test_fetch_sends_the_key_as_the_api_key_header_only(tmp_path):

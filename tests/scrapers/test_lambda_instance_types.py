@@ -16,6 +16,7 @@ from tests.scrapers.helpers import (
     parse_fixture,
     rejected,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 BODY = "lambda/lambda-instance-types/instance-types.json"
 URL = "https://cloud.lambda.ai/api/v1/instance-types"
@@ -106,17 +107,28 @@ def _without(name: str, *path: str) -> bytes:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        (b'{"error": {"code": "global/invalid-api-key", "message": "API key was invalid"}}', "lacks a data object"),
-        (json.dumps({"instance_types": {}}).encode(), "lacks a data object"),
-        (_without("gpu_1x_a10", "instance_type", "price_cents_per_hour"), "lacks field 'price_cents_per_hour'"),
-        (_without("gpu_1x_a10", "regions_with_capacity_available"), "lacks field 'regions_with_capacity_available'"),
+        (b'{"error": {"code": "global/invalid-api-key", "message": "API key was invalid"}}', "lacks data \\(a JSON object"),
+        (json.dumps({"instance_types": {}}).encode(), "lacks data \\(a JSON object"),
         (b'{"data": {', "not JSON"),
     ],
-    ids=["api-error", "renamed-field", "missing-price", "missing-regions", "truncated"],
+    ids=["api-error", "renamed-field", "truncated"],
 )
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("lambda-instance-types", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (_without("gpu_1x_a10", "instance_type", "price_cents_per_hour"), "malformed_record: missing field 'price_cents_per_hour'"),
+        (_without("gpu_1x_a10", "regions_with_capacity_available"), "malformed_record: missing field 'regions_with_capacity_available'"),
+    ],
+    ids=["missing-price", "missing-regions"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("lambda-instance-types", body) == [(reason,)]
 
 
 def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):

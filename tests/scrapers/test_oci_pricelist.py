@@ -17,6 +17,7 @@ from tests.scrapers.helpers import (
     parse_fixture,
     rejected,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 FIXTURE = "oci/oci-pricelist/products.json"
 URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD"
@@ -169,18 +170,29 @@ def test_a_non_usd_localization_is_not_read_as_usd():
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        (json.dumps({"lastUpdated": "x", "products": []}).encode(), "lacks an `items` list"),
+        (json.dumps({"lastUpdated": "x", "products": []}).encode(), "lacks items"),
         (body({("metric" if k == "metricName" else k): v for k, v in item().items()}), "no `metricName`"),
-        (body({k: v for k, v in item().items() if k != "displayName"}), r"'B98415' is malformed: KeyError\('displayName'\)"),
-        (body({("currencyCodeLocalisations" if k == "currencyCodeLocalizations" else k): v for k, v in item().items()}), "KeyError"),
-        (body(item(prices=[{"model": "PAY_AS_YOU_GO", "value": "ten"}])), "ValueError"),
         (b'{"lastUpdated": "2026-08-14", "items": [', "not JSON"),
     ],
-    ids=["renamed-envelope", "renamed-metric", "missing-name", "renamed-localizations", "non-numeric-price", "truncated"],
+    ids=["renamed-envelope", "renamed-metric", "truncated"],
 )
 def test_bad_bodies_fail_the_source(payload, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("oci-pricelist", payload)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (body({k: v for k, v in item().items() if k != "displayName"}), "malformed_record: missing field 'displayName'"),
+        (body({("currencyCodeLocalisations" if k == "currencyCodeLocalizations" else k): v for k, v in item().items()}), "malformed_record: missing field 'currencyCodeLocalizations'"),
+        (body(item(prices=[{"model": "PAY_AS_YOU_GO", "value": "ten"}])), "malformed_record: ValueError: could not convert string to float: 'ten'"),
+    ],
+    ids=["missing-name", "renamed-localizations", "non-numeric-price"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("oci-pricelist", body) == [(reason,)]
 
 
 def test_fetch_asks_for_usd_in_one_request(tmp_path):

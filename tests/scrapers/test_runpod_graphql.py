@@ -18,6 +18,7 @@ from tests.scrapers.helpers import (
     parse_fixture,
     rejected,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 
 def items():
@@ -128,14 +129,25 @@ def test_community_only_consumer_card_with_its_memory():
     [
         (b'{"errors":[{"message":"Something went wrong"}],"data":null}', "GraphQL errors: Something went wrong"),
         (b'{"data":{"gpu_types":[]}}', "lacks data.gpuTypes"),
-        (b'{"data":{"gpuTypes":[{"id":"NVIDIA L4","secureCloud":true}]}}', "lacks field"),
         (b'{"data":{"gpuTypes":[', "not JSON"),
     ],
-    ids=["graphql-error", "renamed-field", "missing-field", "truncated"],
+    ids=["graphql-error", "renamed-field", "truncated"],
 )
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("runpod-graphql", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'{"data":{"gpuTypes":[{"id":"NVIDIA L4","secureCloud":true}]}}', "malformed_record: missing field 'communityCloud'"),
+    ],
+    ids=["missing-field"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("runpod-graphql", body) == [(reason,)]
 
 
 def test_fetch_posts_the_query_and_sends_the_key_only_as_a_header(tmp_path):

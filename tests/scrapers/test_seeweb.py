@@ -120,7 +120,7 @@ def test_a_price_sent_as_a_string_is_read():
     ("body", "message"),
     [
         (b'{"status": "ko", "message": "invalid token", "plans": []}', "status 'ko'"),
-        (b'{"status": "ok", "plan_list": []}', "lacks the `plans` list"),
+        (b'{"status": "ok", "plan_list": []}', "lacks plans"),
         (json.dumps({"status": "ok", "plans": [{"name": "ECS1GPU5", "gpu": "1"}]}).encode(), "lacks `name`, `gpu` or `hourly_price`"),
         (plans_with(available_regions="it-fr2"), "available_regions is not a list"),
         (b'{"status": "ok", "plans": [', "not JSON"),

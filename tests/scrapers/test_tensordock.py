@@ -16,6 +16,7 @@ from tests.scrapers.helpers import (
     parse_fixture,
     rejected,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 BODY = "tensordock/tensordock/locations.json"
 AUSTIN = "3f1c9a52-6b1e-4d8e-9a43-0c7e5d2b8f11"
@@ -88,14 +89,25 @@ def _gpu() -> dict:
     [
         (b'{"error": "Unauthorized"}', "lacks data.locations"),
         (json.dumps({"data": {"hostnodes": []}}).encode(), "lacks data.locations"),
-        (json.dumps({"data": {"locations": [{"id": "x", "city": "A", "stateprovince": "B", "country": "C", "gpus": [{k: v for k, v in _gpu().items() if k != "pricing"}]}]}}).encode(), "lacks field 'pricing'"),
         (b'{"data": {"locations": [', "not JSON"),
     ],
-    ids=["api-error", "renamed-field", "missing-field", "truncated"],
+    ids=["api-error", "renamed-field", "truncated"],
 )
 def test_bad_bodies_fail_the_source(body, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("tensordock", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps({"data": {"locations": [{"id": "x", "city": "A", "stateprovince": "B", "country": "C", "gpus": [{k: v for k, v in _gpu().items() if k != "pricing"}]}]}}).encode(), "malformed_record: missing field 'pricing'"),
+    ],
+    ids=["missing-field"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("tensordock", body) == [(reason,)]
 
 
 def test_keyless_live_fetch_is_skipped_with_the_variable_named(tmp_path):

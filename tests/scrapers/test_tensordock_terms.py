@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gpucat.schemas.errors import ParseError
-from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected, rejection_reasons
 
 BODY = "tensordock/tensordock-terms/locations.json"
 URL = "https://dashboard.tensordock.com/api/v2/locations"
@@ -58,7 +58,19 @@ def test_a_placeholder_or_string_price_is_rejected(price):
     assert item.reasons[0].startswith("no_price")
 
 
-@pytest.mark.parametrize("body", [b'{"data": {}}', b"[]", b"nope", json.dumps({"data": {"locations": [{"id": "l", "gpus": []}]}}).encode()])
+@pytest.mark.parametrize("body", [b'{"data": {}}', b"[]", b"nope"])
 def test_a_payload_in_the_wrong_shape_fails(body):
     with pytest.raises(ParseError):
         parse_bytes("tensordock-terms", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps({"data": {"locations": [{"id": "l", "gpus": []}]}}).encode(), "malformed_record: missing field 'city'"),
+    ],
+    ids=["missing-city"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("tensordock-terms", body) == [(reason,)]

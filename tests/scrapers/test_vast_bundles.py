@@ -9,6 +9,7 @@ import pytest
 
 from gpucat.schemas.errors import ParseError
 from gpucat.scrapers import vast_bundles
+from gpucat.schemas.records import Rejected
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import (
     by_id,
@@ -118,15 +119,23 @@ def test_rejections():
     [
         (b'{"offers": []}', "https://console.vast.ai/api/v0/bundles/", "does not say which search"),
         (b'{"offers": []}', "https://console.vast.ai/api/v0/bundles/?q=%7B%22type%22%3A%22reserved%22%7D", "does not say which search"),
-        (b'{"success": false, "error": "invalid_request"}', None, "lacks an offers list"),
-        (json.dumps({"offers": [{k: v for k, v in one_offer().items() if k != "gpu_ram"}]}).encode(), None, "lacks field 'gpu_ram'"),
+        (b'{"success": false, "error": "invalid_request"}', None, "lacks offers"),
         (b'{"offers": [', None, "not JSON"),
     ],
-    ids=["no-query", "unknown-market", "error-answer", "missing-field", "truncated"],
+    ids=["no-query", "unknown-market", "error-answer", "truncated"],
 )
 def test_bad_bodies_fail_the_source(body, url, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("vast-bundles", body, url=url or url_for("on-demand"))
+
+
+def test_an_offer_without_a_field_it_needs_is_rejected_with_its_reason():
+    """One offer of the wrong shape is one counted rejection naming what is missing; the page still loads."""
+    broken = {k: v for k, v in one_offer().items() if k != "gpu_ram"}
+    good = one_offer()
+    items = parse_bytes("vast-bundles", json.dumps({"offers": [broken, good]}).encode(), url=url_for("on-demand"))
+    assert items[0] == Rejected("offers", ("malformed_record: missing field 'gpu_ram'",), broken)
+    assert [type(i).__name__ for i in items[1:]] == ["dict"]
 
 
 def _fetch(tmp_path, env):

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gpucat.schemas.errors import ParseError
-from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected, rejection_reasons
 
 BODY = "verda/verda-terms/volume-types.json"
 URL = "https://api.datacrunch.io/v1/volume-types?currency=usd"
@@ -55,7 +55,19 @@ def test_traps_are_rejected(price, reason):
     assert item.reasons[0].startswith(reason)
 
 
-@pytest.mark.parametrize("body", [b"{}", b"[]", b"nope", json.dumps([{"type": "NVMe"}]).encode()])
+@pytest.mark.parametrize("body", [b"{}", b"[]", b"nope"])
 def test_a_payload_in_the_wrong_shape_fails(body):
     with pytest.raises(ParseError):
         parse_bytes("verda-terms", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps([{"type": "NVMe"}]).encode(), "malformed_record: missing field 'price'"),
+    ],
+    ids=["missing-price"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("verda-terms", body) == [(reason,)]

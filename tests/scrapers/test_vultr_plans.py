@@ -17,6 +17,7 @@ from tests.scrapers.helpers import (
     parse_fixture,
     rejected,
 )
+from tests.scrapers.helpers import rejection_reasons
 
 PLANS = "vultr/vultr-plans/plans.json"
 METAL = "vultr/vultr-plans/plans-metal.json"
@@ -182,16 +183,27 @@ def test_the_8_gpu_h100_cloud_plan_is_hgx():
     ("payload", "message"),
     [
         (json.dumps({"data": []}).encode(), "neither a `plans` nor a `plans_metal` list"),
-        (plans_body({k: v for k, v in gpu_plan().items() if k != "hourly_cost"}), "KeyError\\('hourly_cost'\\)"),
-        (plans_body({k: v for k, v in gpu_plan(type="vdm").items() if k != "gpu_type"}), "KeyError\\('gpu_type'\\)"),
-        (plans_body(gpu_plan(gpu_count="one")), "ValueError"),
         (b'{"plans": [{"id": "vc2-1c-1gb"', "not JSON"),
     ],
-    ids=["renamed-envelope", "missing-price", "renamed-gpu-type", "bad-gpu-count", "truncated"],
+    ids=["renamed-envelope", "truncated"],
 )
 def test_bad_bodies_fail_the_source(payload, message):
     with pytest.raises(ParseError, match=message):
         parse_bytes("vultr-plans", payload)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (plans_body({k: v for k, v in gpu_plan().items() if k != "hourly_cost"}), "malformed_record: missing field 'hourly_cost'"),
+        (plans_body({k: v for k, v in gpu_plan(type="vdm").items() if k != "gpu_type"}), "malformed_record: missing field 'gpu_type'"),
+        (plans_body(gpu_plan(gpu_count="one")), "malformed_record: ValueError: Invalid literal for Fraction: 'one'"),
+    ],
+    ids=["missing-price", "renamed-gpu-type", "bad-gpu-count"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("vultr-plans", body) == [(reason,)]
 
 
 def test_fetch_follows_the_cursor_of_each_list(tmp_path):

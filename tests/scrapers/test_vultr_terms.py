@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gpucat.schemas.errors import ParseError
-from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
+from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected, rejection_reasons
 
 PLANS, METAL = "vultr/vultr-terms/plans.json", "vultr/vultr-terms/plans-metal.json"
 URL = "https://api.vultr.com/v2/plans-metal?per_page=500"
@@ -57,7 +57,19 @@ def test_a_gpu_plan_without_a_positive_quota_is_rejected(bandwidth):
     assert item.reasons[0].startswith("no_allowance")
 
 
-@pytest.mark.parametrize("body", [b"[]", b'{"plans": {}}', b"nope", json.dumps({"plans": [{"gpu_type": "NVIDIA_A16"}]}).encode()])
+@pytest.mark.parametrize("body", [b"[]", b'{"plans": {}}', b"nope"])
 def test_a_payload_in_the_wrong_shape_fails(body):
     with pytest.raises(ParseError):
         parse_bytes("vultr-terms", body)
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (json.dumps({"plans": [{"gpu_type": "NVIDIA_A16"}]}).encode(), "malformed_record: missing field 'bandwidth'"),
+    ],
+    ids=["missing-bandwidth"],
+)  # fmt: skip
+def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
+    """One record of the wrong shape is one counted rejection naming what is wrong; the page still loads."""
+    assert rejection_reasons("vultr-terms", body) == [(reason,)]
