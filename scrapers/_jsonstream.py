@@ -48,7 +48,7 @@ class _Text:
             self.buf, self.pos = self.buf[self.pos :], 0
         self.buf += text
         if len(self.buf) - self.pos > MAX_ITEM_CHARS:
-            raise ParseError(f"{self.what} holds a value of over {MAX_ITEM_CHARS:,} characters")
+            raise ParseError(f"{self.what}: holds a value of over {MAX_ITEM_CHARS:,} characters")
         return True
 
     def peek(self) -> str:
@@ -64,7 +64,7 @@ class _Text:
     def expect(self, char: str) -> None:
         found = self.peek()
         if found != char:
-            raise ParseError(f"{self.what} is not JSON: expected {char!r}, found {found or 'the end'!r}")
+            raise ParseError(f"{self.what}: not JSON (expected {char!r}, found {found or 'the end'!r})")
         self.pos += 1
 
     def value(self) -> Any:
@@ -76,7 +76,7 @@ class _Text:
             except json.JSONDecodeError as exc:
                 if self.more():
                     continue
-                raise ParseError(f"{self.what} is not JSON: {exc}") from None
+                raise ParseError(f"{self.what}: not JSON ({exc})") from None
             if (end == len(self.buf) or self.buf[end] not in _DELIMITERS) and self.more():
                 continue  # it may go on in the next chunk ("1.5" of "1.5e3"): decode it again with more
             self.pos = end
@@ -118,6 +118,6 @@ def iter_array(body: IO[bytes], key: str, what: str) -> Iterator[Any]:
             if separator != ",":
                 break
     if text.peek() != "":
-        raise ParseError(f"{what} is not JSON: extra data after the object")
+        raise ParseError(f"{what}: not JSON (extra data after the object)")
     if not found:
-        raise ParseError(f"{what} lacks an {key} list")
+        raise ParseError(f"{what}: lacks {key} (a JSON list)")

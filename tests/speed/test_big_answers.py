@@ -33,8 +33,8 @@ def test_streamed_items_are_exactly_json_loads_items_at_any_chunk_size(monkeypat
     [
         (b'{"offers": [{"id": 1}', "not JSON"),
         (b'{"offers": [{"id": 1},]}', "not JSON"),
-        (b'{"offers": {"id": 1}}', "lacks an offers list"),
-        (b'{"error": "invalid_request"}', "lacks an offers list"),
+        (b'{"offers": {"id": 1}}', r"Vast response: lacks offers \(a JSON list\)"),
+        (b'{"error": "invalid_request"}', r"Vast response: lacks offers \(a JSON list\)"),
         (b'[{"id": 1}]', "not JSON"),
         (b'{"offers": []} trailing', "extra data"),
         (b"", "not JSON"),
