@@ -21,8 +21,8 @@ import random
 import sys
 import time
 import zlib
-from math import gcd
 from collections.abc import Iterable, Mapping, Sequence
+from math import gcd
 from typing import NamedTuple
 
 PUBLICATION_DATE = "2026-11-13T19:42:37Z"

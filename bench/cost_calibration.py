@@ -21,7 +21,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpucat.cost.calibration import (
-    AIM, PointResult, error_band, factors_dict, fit, load_points, loso, summarize, with_band,
+    AIM,
+    PointResult,
+    error_band,
+    factors_dict,
+    fit,
+    load_points,
+    loso,
+    summarize,
+    with_band,
 )  # fmt: skip
 from gpucat.cost.throughput import load_factors
 

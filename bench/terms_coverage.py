@@ -98,7 +98,6 @@ def scraped_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
     """Figure cells of the scraped terms rows the bundled fixtures produce, per table and source."""
     from gpucat import pipeline
     from gpucat.scrapers import all_sources
-
     from gpucat.scrapers.normalize import latest_rates
 
     def bodies(source) -> list[Path]:
@@ -192,7 +191,7 @@ def main() -> None:
         share = t["sourced"] / max(1, t["sourced"] + t["null"])
         by_source = ", ".join(f"{n} {k}" for n, k in t["sources"].items())
         print(f"{table:<21} {t['rows']:>5} {'(scraped)':>12} {t['sourced']:>8} {t['null']:>6} {share:>6.1%}  from the fixtures: {by_source}")
-    print(f"\ncatalog (reviewed + scraped from the fixtures): why each NULL figure is NULL")
+    print("\ncatalog (reviewed + scraped from the fixtures): why each NULL figure is NULL")
     print(f"{'table':<15} {'rows':>5} {'sourced':>8} {'n/a':>5} {'not_pub':>8} {'not_found':>9} {'unexpl':>7} {'share':>6} {'of applicable':>13}")
     for table, t in result["catalog"].items():
         print(

@@ -23,7 +23,6 @@ from gpucat.schedules import Group, load_groups, select_groups
 from gpucat.schemas.errors import UserInputError
 from gpucat.schemas.settings import Settings
 
-
 # Refreshes of one database at once: one. A tick that finds it running is cancelled, not queued.
 MAX_RUNNING_PER_DATABASE = 1
 

@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gpucat.suggest import unknown_message
 from gpucat.schemas.errors import UserInputError
+from gpucat.suggest import unknown_message
 
 _MEMORY = re.compile(r"^(?P<name>.+?)[-_ ]+(?P<gb>\d+)\s*gb$")
 

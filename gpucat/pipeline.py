@@ -27,13 +27,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pandera.polars as pa
-
-from functools import partial
 
 from gpucat import schedules as schedules_file
 from gpucat.memory.archs import MODEL_ARCHS_CSV
@@ -47,12 +46,12 @@ from gpucat.schemas.model_archs import ModelArchRow
 from gpucat.schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
 from gpucat.schemas.redact import redact, redact_value
 from gpucat.schemas.reference import GPU_MODELS_CSV
+from gpucat.schemas.settings import Settings
 from gpucat.schemas.validate import Validated, validate_each
 from gpucat.scrapers import all_sources
 from gpucat.scrapers.base import Source, parse_pages
 from gpucat.scrapers.capture import CaptureWriter, ReplayTransport, find_entry
 from gpucat.scrapers.conditional import FetchTokens, SourceUnchanged
-from gpucat.schemas.settings import Settings
 from gpucat.scrapers.http import Fetcher, make_client
 from gpucat.scrapers.normalize import NO_RATES, ExchangeRates, normalize
 from gpucat.warehouse import db, fetch_tokens, reference

@@ -11,9 +11,9 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from gpucat.schemas.sourced import Sourced
-from gpucat.schemas.reference import REFERENCE_DIR
 from gpucat.schemas.offers import FABRICS, PRICE_UNITS
+from gpucat.schemas.reference import REFERENCE_DIR
+from gpucat.schemas.sourced import Sourced
 
 CSV = REFERENCE_DIR / "terms" / "providers.csv"
 KEY = ("provider",)

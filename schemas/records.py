@@ -10,8 +10,8 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import dataclass, fields
-from functools import cache
 from datetime import UTC, date, datetime
+from functools import cache
 from pathlib import Path
 from typing import IO, Any, ClassVar
 

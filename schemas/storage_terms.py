@@ -14,8 +14,8 @@ from typing import Optional
 import pandera.polars as pa
 import polars as pl
 
-from gpucat.schemas.sourced import Sourced
 from gpucat.schemas.reference import REFERENCE_DIR
+from gpucat.schemas.sourced import Sourced
 
 CSV = REFERENCE_DIR / "terms" / "storage_terms.csv"
 KEY = ("provider", "kind", "product")

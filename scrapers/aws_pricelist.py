@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import IO
 
 from gpucat.schemas.errors import ParseError
-from gpucat.scrapers import _aws, _json, _linescan
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers import _aws, _json, _linescan
 from gpucat.scrapers.base import Fetcher, Source, read_at_most, shape_error
 
 HOST = "pricing.us-east-1.amazonaws.com"

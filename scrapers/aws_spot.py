@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
-from gpucat.scrapers import _aws, _json
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
+from gpucat.scrapers import _aws, _json
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "website.spot.ec2.aws.a2z.com"

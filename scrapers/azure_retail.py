@@ -19,11 +19,9 @@ from typing import IO, Any
 from urllib.parse import quote
 
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from gpucat.scrapers import _azure
-from gpucat.scrapers import _json, _paging
-from gpucat.scrapers.base import Fetcher, Source, each_record
-
 from gpucat.schemas.reference import gpu_models
+from gpucat.scrapers import _azure, _json, _paging
+from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "prices.azure.com"
 API_VERSION = "2023-01-01-preview"

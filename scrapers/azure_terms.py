@@ -25,8 +25,8 @@ from typing import IO, Any
 from urllib.parse import quote
 
 from gpucat.schemas.records import Page, ParseItem, Rejected, ScrapedEgressTier, ScrapedStorageTerm
-from gpucat.scrapers.azure_retail import API_VERSION, HOST, MAX_PAGES, PAGES
 from gpucat.scrapers import _json, _paging
+from gpucat.scrapers.azure_retail import API_VERSION, HOST, MAX_PAGES, PAGES
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 REGIONS = ("eastus",)  # the region Azure's pricing pages quote first; see terms_reference_regions

@@ -91,7 +91,7 @@ def _gpu_header(doc: BeautifulSoup) -> tuple[Tag, list[str]]:
         if None in markets:
             raise ParseError(f"Crusoe GPU table: column {labels[1 + markets.index(None)]!r} is neither on-demand nor spot (header: {labels})")
         return node, markets
-    raise ParseError(f"Crusoe pricing page: no header row 'GPU model' | 'On-demand' | '... spot' above the GPU cards")
+    raise ParseError("Crusoe pricing page: no header row 'GPU model' | 'On-demand' | '... spot' above the GPU cards")
 
 
 def _market(column: str) -> str | None:

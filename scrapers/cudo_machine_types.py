@@ -22,8 +22,8 @@ from typing import IO, Any
 
 from gpucat.schemas.records import Offer, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_gib
-from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers import _json
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "rest.compute.cudo.org"

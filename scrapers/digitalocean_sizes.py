@@ -17,10 +17,10 @@ from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
-from gpucat.schemas.units import gb_from_mib
 from gpucat.schemas.reference import gpu_models
-from gpucat.scrapers._gpus import mapped
+from gpucat.schemas.units import gb_from_mib
 from gpucat.scrapers import _json, _paging
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "api.digitalocean.com"

@@ -23,8 +23,8 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from gpucat.scrapers._gpus import resolve
 from gpucat.scrapers import _json, _paging
+from gpucat.scrapers._gpus import resolve
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "cloudbilling.googleapis.com"

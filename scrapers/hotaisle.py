@@ -17,8 +17,7 @@ from urllib.parse import quote, urlsplit
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, ParseItem, Rejected
-from gpucat.scrapers import _gpus
-from gpucat.scrapers import _json
+from gpucat.scrapers import _gpus, _json
 from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "admin.hotaisle.app"

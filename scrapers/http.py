@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-from importlib import metadata
 import json
 import logging
 import os
@@ -24,6 +23,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,8 @@ from gpucat.schemas.errors import (
     TransientFetchError,
 )
 from gpucat.schemas.records import Page
-from gpucat.schemas.settings import Settings
 from gpucat.schemas.redact import redact, redact_bytes, redact_url, secret_patterns
+from gpucat.schemas.settings import Settings
 from gpucat.scrapers.base import Source
 from gpucat.scrapers.capture import CaptureWriter, body_hash
 from gpucat.scrapers.conditional import FetchTokens, SourceUnchanged, code_version

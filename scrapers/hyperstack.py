@@ -21,8 +21,7 @@ from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from gpucat.scrapers import _gpus
-from gpucat.scrapers import _json
+from gpucat.scrapers import _gpus, _json
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "infrahub-api.nexgencloud.com"

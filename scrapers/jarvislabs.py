@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
-from gpucat.schemas.reference import gpu_models
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
-from gpucat.scrapers._gpus import resolve
+from gpucat.schemas.reference import gpu_models
 from gpucat.scrapers import _json
+from gpucat.scrapers._gpus import resolve
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "backendn.jarvislabs.net"
@@ -54,7 +54,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
 
 
 def _offers(row: dict[str, Any]) -> Iterator[ParseItem]:
-    gpu_type, region = row["gpu_type"], row["region"]
+    gpu_type = row["gpu_type"]
     workload = row.get("workload_type") or "vm"  # null marks older VM-capable rows
     try:
         gpu_model = resolve(ALIASES.get(gpu_type, gpu_type), provider="jarvislabs", memory_gb=_number(row.get("vram")))

@@ -17,8 +17,8 @@ from typing import IO, Any
 
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_gib
-from gpucat.scrapers._gpus import resolve
 from gpucat.scrapers import _json
+from gpucat.scrapers._gpus import resolve
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "cloud.lambda.ai"

@@ -20,8 +20,8 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import gb_from_mib
-from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers import _json
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "api.seeweb.it"

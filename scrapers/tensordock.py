@@ -17,8 +17,8 @@ from decimal import Decimal
 from typing import IO, Any
 
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
-from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers import _json
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "dashboard.tensordock.com"

@@ -16,8 +16,8 @@ from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.records import Offer, ParseItem, Rejected
-from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers import _json
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Page, Source, each_record
 
 HOST = "api.datacrunch.io"

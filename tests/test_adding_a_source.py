@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gpucat import scrapers
-from gpucat import catalog, pipeline
+from gpucat import catalog, pipeline, scrapers
 from gpucat.cli import app
+from gpucat.warehouse import db
 from tests.conftest import FIXTURES
 from tests.drift_checks import source_problems
-from gpucat.warehouse import db
 
 MODULE = '''
 """Toy Cloud's price list: a JSON list of GPU types, priced per GPU-hour."""

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from gpucat.cli import app
 from gpucat.scrapers import all_sources
 from gpucat.scrapers.capture import read_manifest
-from tests.conftest import FIXTURES, ROOT
 from gpucat.warehouse import db
+from tests.conftest import FIXTURES, ROOT
 
 runner = CliRunner()
 REPLAY = re.compile(r"replayed data (\d+)(?:-(\d+))? days old, captured \d{4}-\d\d-\d\d(\.\.\d{4}-\d\d-\d\d)? \([^)]*fixtures\)")

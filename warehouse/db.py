@@ -18,8 +18,7 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path

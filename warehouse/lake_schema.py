@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+
 @dataclass(frozen=True)
 class Dropped:
     """A constraint `portable_sql` removed: a key's columns, or a check's expression."""

@@ -20,8 +20,8 @@ import duckdb
 import polars as pl
 
 from gpucat.schemas.errors import BatchRejected
-from gpucat.schemas.validate import CONTRACTS, Validated
 from gpucat.schemas.records import Rejected
+from gpucat.schemas.validate import CONTRACTS, Validated
 from gpucat.scrapers import siblings
 from gpucat.warehouse import quarantine
 from gpucat.warehouse.db import query_sql, transaction

@@ -7,8 +7,7 @@ from typing import Annotated
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._common import handle_errors
-from gpucat.cli._common import DbOption
+from gpucat.cli._common import DbOption, handle_errors
 
 
 @app.command()

@@ -14,10 +14,11 @@ from typing import Annotated, Any
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 from gpucat.cli._common import DbOption, JsonOption, echo_json, fail, finite, handle_errors, open_catalog, split_list
+from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, print_csv, print_json_records, print_records, print_table
 from gpucat.schemas.errors import UserInputError
+
 
 @app.command()
 @handle_errors
@@ -57,10 +58,9 @@ def refresh(
     fetched pages, the capture directory).
     """
     from gpucat import progress
-    from gpucat.scrapers import select_sources
     from gpucat.cli._common import DEMO_CAPTURE, catalog_target, cli_settings
+    from gpucat.scrapers import select_sources
     from gpucat.scrapers.capture import read_manifest
-
     from gpucat.suggest import check_sources_or_providers
 
     if demo and replay is not None:
@@ -444,11 +444,9 @@ on stderr names every currency whose nearest rate is missing or over 7 days olde
 offer (those rows show as `stale_exchange_rate`).
     """
     from gpucat import pipeline
-    from gpucat.scrapers import get_source
     from gpucat.schemas.records import Rejected
-
+    from gpucat.scrapers import all_sources, get_source
     from gpucat.suggest import check_names
-    from gpucat.scrapers import all_sources
 
     check_names("source", [source], all_sources(), show_all=True)
     chosen = get_source(source)

@@ -7,9 +7,18 @@ from typing import Annotated
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._common import echo_json, handle_errors
+from gpucat.cli._common import (
+    DbOption,
+    LaunchFormatOption,
+    PickOption,
+    echo_json,
+    finite,
+    handle_errors,
+    open_catalog,
+    print_launch_spec,
+    split_list,
+)
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_text, echo_wrapped, print_records
-from gpucat.cli._common import DbOption, LaunchFormatOption, PickOption, finite, open_catalog, print_launch_spec, split_list
 from gpucat.cli._train_options import model_of, training_options
 from gpucat.formats import short_id
 from gpucat.schemas.errors import UserInputError
@@ -67,10 +76,10 @@ def cost_command(  # type: ignore[no-untyped-def]
     the answer.
     """
     from gpucat import availability
-    from gpucat.fit import advice
-    from gpucat.freshness import data_age, left_out_note, offer_ages
     from gpucat.cost.parse import duration_hours, token_count
     from gpucat.cost.rank import CostOptions, job_costs
+    from gpucat.fit import advice
+    from gpucat.freshness import data_age, left_out_note, offer_ages
 
     if sum((spot, on_demand, both)) > 1:
         raise UserInputError("--spot, --on-demand and --both exclude each other")

@@ -7,9 +7,17 @@ from typing import Annotated
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._common import echo_json, handle_errors
+from gpucat.cli._common import (
+    DbOption,
+    LaunchFormatOption,
+    PickOption,
+    echo_json,
+    handle_errors,
+    open_catalog,
+    print_launch_spec,
+    split_list,
+)
 from gpucat.cli._render import Col, ColumnsOption, choose, echo_wrapped, jsonable, print_records
-from gpucat.cli._common import DbOption, LaunchFormatOption, PickOption, open_catalog, print_launch_spec, split_list
 from gpucat.cli._train_options import model_of, training_options
 from gpucat.schemas.errors import UserInputError
 

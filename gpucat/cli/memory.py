@@ -42,9 +42,8 @@ def memory(  # type: ignore[no-untyped-def]
         value, low, high = estimate.in_metric(metric)
         echo_json({**estimate.to_dict(), "metric": metric, "metric_gb": value, "metric_gb_low": low, "metric_gb_high": high})
     else:
-        from gpucat.memory.report import format_estimate
-
         from gpucat.cli._render import echo_text
+        from gpucat.memory.report import format_estimate
 
         echo_text(format_estimate(arch, estimate, metric))
 
@@ -68,8 +67,8 @@ def models(
         q = query.lower()
         rows = tuple(a for a in rows if q in a.name.lower() or q in a.alias.lower() or q in a.family.lower())
         if not rows:
-            from gpucat.suggest import nearest
             from gpucat.schemas.errors import UserInputError
+            from gpucat.suggest import nearest
 
             names = [n for a in load_model_archs() for n in (a.alias, a.name)]
             hint = nearest(query, names)

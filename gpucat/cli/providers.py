@@ -7,9 +7,8 @@ from typing import Annotated, Any
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._common import echo_json, handle_errors
+from gpucat.cli._common import DbOption, JsonOption, echo_json, handle_errors, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, print_records
-from gpucat.cli._common import DbOption, JsonOption, split_list
 
 
 def _seconds(value: int | None) -> str:
@@ -65,9 +64,8 @@ def providers(
     that should state it, not_found with the searches made, or not_applicable).
     """
     from gpucat import terms
-    from gpucat.warehouse.db import connect
-
     from gpucat.suggest import check_names
+    from gpucat.warehouse.db import connect
 
     names = split_list(provider)
     shown = choose(PROVIDER_COLUMNS, PROVIDER_DEFAULT, columns)

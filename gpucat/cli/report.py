@@ -8,9 +8,8 @@ from typing import Annotated
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._common import echo_json, handle_errors
+from gpucat.cli._common import DbOption, JsonOption, clock_now, echo_json, handle_errors, open_catalog
 from gpucat.cli._train_options import model_of, training_options
-from gpucat.cli._common import DbOption, JsonOption, clock_now, open_catalog
 
 JOB = "Job (optional: the fit ranking)"
 

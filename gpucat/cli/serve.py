@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._common import handle_errors
-from gpucat.cli._common import DbOption, cli_settings, split_list
+from gpucat.cli._common import DbOption, cli_settings, handle_errors, split_list
 from gpucat.cli._dask import DaskAddressOption, DaskOption, DaskWorkersOption, dask_chosen
 
 

@@ -21,7 +21,16 @@ from importlib import resources
 from typing import Any
 
 from gpucat.cost.throughput import (
-    Factors, Hardware, ModelShape, TimeTerms, Workload, _bytes_per_flop, model_shape, seconds_per_token, throughput, time_terms,
+    Factors,
+    Hardware,
+    ModelShape,
+    TimeTerms,
+    Workload,
+    _bytes_per_flop,
+    model_shape,
+    seconds_per_token,
+    throughput,
+    time_terms,
 )  # fmt: skip
 from gpucat.memory import TrainSettings, get_model_arch
 from gpucat.schemas.reference import GPU_MODELS_CSV

@@ -22,7 +22,7 @@ def row_lines(row: Any) -> tuple[str, ...]:  # a rank.CostRow (rank imports this
         f"throughput: {tp.tokens_per_s:,.0f} tokens/s ({tp.flops_per_token / 1e9:.1f} GFLOP/token, utilization "
         f"{tp.utilization:.2f} of {hw.peak_tflops:g} TFLOPS, scaling efficiency {tp.scaling_efficiency:.2f})",
         f"time: {b.training_tokens:,.0f} tokens / {tp.tokens_per_s:,.0f} tokens/s = {b.train_h:.3f} h"
-        + "".join(f" + {name} {h:.3f} h" for name, h in b.fixed_h.items()) + f" = {b.job_cost.job.hours:.3f} h",  # type: ignore[union-attr]
+        + "".join(f" + {name} {h:.3f} h" for name, h in b.fixed_h.items()) + f" = {b.job_cost.job.hours:.3f} h",
         *(f"  assumed: {a}" for a in tp.assumptions),
     )
     low, high = b.error_band

@@ -211,9 +211,8 @@ def test_a_failed_export_leaves_no_partial_snapshot(catalog_db, tmp_path, monkey
         raise OSError("disk full")
 
     monkeypatch.setattr(export.pq, "write_table", boom)
-    from gpucat.warehouse import db
-
     from gpucat.schemas.errors import GpucatError
+    from gpucat.warehouse import db
 
     with db.connect(catalog_db, read_only=True) as con, pytest.raises(GpucatError, match="cannot write the snapshot under .*: disk full"):
         export.export_snapshot(con, tmp_path / "snaps")

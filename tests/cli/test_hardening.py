@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from tests.conftest import FIXTURES
 from gpucat.warehouse import db
+from tests.conftest import FIXTURES
 
 runner = CliRunner()
 

@@ -167,10 +167,9 @@ def test_sql_resolves_catalog_names_only(catalog_db):
 
 def test_parse_names_tables_that_sql_resolves(catalog_db):
     from gpucat import pipeline
+    from gpucat.schemas.records import ExchangeRate, InterruptionRate, Offer
     from gpucat.scrapers import all_sources
     from tests.conftest import fixture_pages
-
-    from gpucat.schemas.records import ExchangeRate, InterruptionRate, Offer
 
     loaded = (Offer, InterruptionRate, ExchangeRate)  # what a parse line names as its table once loaded
     tables = {item.table for name, source in all_sources().items() for item in pipeline.parse_source(source, fixture_pages(name))

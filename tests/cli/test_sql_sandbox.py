@@ -20,8 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from tests.postgres_server import BIN, SKIP_REASON, new_database, psql, running_server
 from gpucat.warehouse import lake
+from tests.postgres_server import BIN, SKIP_REASON, new_database, psql, running_server
 
 runner = CliRunner()
 ROLES_SQL = Path(__file__).resolve().parents[2] / "warehouse" / "postgres" / "lake_roles.sql"
@@ -53,8 +53,8 @@ def lake_warehouse(postgres) -> Iterator[tuple[str, str, Path]]:
     """A lake loaded with two sources by the writer role: (reader URL, writer URL, data folder)."""
     from gpucat import pipeline
     from gpucat.scrapers import get_source
-    from tests.conftest import FIXTURES
     from gpucat.warehouse import db
+    from tests.conftest import FIXTURES
 
     superuser_url = new_database(postgres, "sandbox")
     port = postgres["port"]

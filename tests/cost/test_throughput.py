@@ -10,8 +10,17 @@ import pytest
 
 from gpucat.cost.calibration import AIM, error_band, fit, load_points, loso, summarize, usable
 from gpucat.cost.throughput import (
-    CAUSAL_FRACTION, Hardware, ModelShape, Workload, attention_flops_per_token, communication_bytes, flops_per_token,
-    link_gbps, load_factors, model_shape, throughput,
+    CAUSAL_FRACTION,
+    Hardware,
+    ModelShape,
+    Workload,
+    attention_flops_per_token,
+    communication_bytes,
+    flops_per_token,
+    link_gbps,
+    load_factors,
+    model_shape,
+    throughput,
 )  # fmt: skip
 from gpucat.memory import TrainSettings, get_model_arch
 

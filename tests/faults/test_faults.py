@@ -19,9 +19,9 @@ from gpucat import pipeline
 from gpucat.schemas.errors import SourceError
 from gpucat.scrapers import all_sources, http
 from gpucat.scrapers.capture import read_manifest
+from gpucat.warehouse import db
 from tests.conftest import FIXTURES
 from tests.faults.faults import EVIL_HOST, FAULTS, OVERSIZED_LIMIT, Fault, FaultTransport, mutate
-from gpucat.warehouse import db
 
 SOURCES = sorted(all_sources())
 NEIGHBOURS = ("together", "crusoe")  # small, keyless: the healthy source loading beside the faulty one

@@ -18,16 +18,15 @@ import pytest
 pytest.importorskip("prefect_dask")
 
 from distributed import Client, LocalCluster  # noqa: E402
-
 from prefect import Task  # noqa: E402
 
 import gpucat.flows.refresh as refresh_module  # noqa: E402
-from gpucat.flows.runners import dask_task_runner, local_cluster_kwargs, run_refresh  # noqa: E402
 from gpucat import pipeline  # noqa: E402
+from gpucat.flows.runners import dask_task_runner, local_cluster_kwargs, run_refresh  # noqa: E402
 from gpucat.scrapers import all_sources  # noqa: E402
+from gpucat.warehouse import db  # noqa: E402
 from tests.conftest import FIXTURES  # noqa: E402
 from tests.flows.test_refresh import broken_capture  # noqa: E402
-from gpucat.warehouse import db  # noqa: E402
 
 # The rate sources (their own phase) and every third other source, from the registry: both
 # phases run, EUR prices are converted with the rates the same run loaded, and the run stays short.

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from gpucat import scrapers
+from gpucat import pipeline, scrapers
 from gpucat.flows.refresh import refresh
-from gpucat import pipeline
 from gpucat.schemas.settings import Settings
 from gpucat.scrapers import all_sources
 from gpucat.scrapers.capture import MANIFEST, rehash
-from tests.conftest import FIXTURES
 from gpucat.warehouse import db
+from tests.conftest import FIXTURES
 
 SOURCES = sorted(all_sources())
 # Sources with a sibling (a primary and its fallback) share one truth: when one fails the other

@@ -9,8 +9,7 @@ import yaml
 
 from gpucat.flows.refresh import database_label
 from gpucat.flows.serve import deployment, deployment_parameters
-from gpucat.schedules import due_groups, select_groups
-from gpucat.schedules import cron_interval_hours, freshness_budgets, load_groups
+from gpucat.schedules import cron_interval_hours, due_groups, freshness_budgets, load_groups, select_groups
 from gpucat.schemas.errors import UserInputError
 from gpucat.scrapers import all_sources
 from tests.conftest import ROOT

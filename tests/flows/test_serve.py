@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from gpucat.scrapers import all_sources
-from tests.conftest import FIXTURES, ROOT
 from gpucat.warehouse import db
+from tests.conftest import FIXTURES, ROOT
 
 GPUCAT = Path(sys.executable).with_name("gpucat")
 # A small group keeps each run short on a slow machine: the rates, and one offer source.

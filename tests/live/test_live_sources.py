@@ -21,10 +21,10 @@ from gpucat import pipeline
 from gpucat.schemas.records import Offer, Rejected
 from gpucat.scrapers import all_sources
 from gpucat.scrapers.normalize import rates_by_currency
-from tests.conftest import FIXTURES
-from tests.drift_checks import fixture_rates, replayed_pages
 from gpucat.warehouse import db, quarantine
 from gpucat.warehouse.load import MIN_ROW_RATIO
+from tests.conftest import FIXTURES
+from tests.drift_checks import fixture_rates, replayed_pages
 
 pytestmark = pytest.mark.live
 

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from gpucat import report
 from gpucat.cli import app
-from tests.report.browser import find_chromium, load_page
 from gpucat.warehouse.db import connect
+from tests.report.browser import find_chromium, load_page
 
 runner = CliRunner()
 CHARTS = ["chart-spread", "chart-vram", "chart-availability", "chart-history"]

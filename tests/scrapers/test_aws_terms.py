@@ -5,8 +5,8 @@ from datetime import UTC, datetime
 import pytest
 
 from gpucat.schemas.errors import ParseError
-from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 from tests.conftest import FIXTURES
+from tests.scrapers.helpers import offers, parse_bytes, parse_fixture, rejected
 
 EC2_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv"
 TRANSFER_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AWSDataTransfer/current/us-east-1/index.csv"

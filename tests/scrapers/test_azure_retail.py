@@ -14,9 +14,9 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
     skipped,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 PAGES = ("azure/azure-retail/page-1.json", "azure/azure-retail/page-2.json", "azure/azure-retail/page-3.json")
 

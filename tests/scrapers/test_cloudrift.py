@@ -17,8 +17,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 FILE = "cloudrift/cloudrift/instance-types.json"
 URL = "https://api.cloudrift.ai/api/v1/instance-types/list"

@@ -14,8 +14,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 FIXTURE = "cudo/cudo-machine-types/machine-types.json"
 URL = "https://rest.compute.cudo.org/v1/vms/machine-types"

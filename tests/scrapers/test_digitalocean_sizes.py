@@ -16,8 +16,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 PAGE_1 = "digitalocean/digitalocean-sizes/sizes-page-1.json"
 PAGE_2 = "digitalocean/digitalocean-sizes/sizes-page-2.json"

@@ -14,9 +14,9 @@ from gpucat.schemas.records import ExchangeRate, Offer, Rejected
 from gpucat.scrapers import get_source
 from gpucat.scrapers.capture import rehash
 from gpucat.scrapers.normalize import latest_rates, normalize_offer
-from tests.conftest import FIXTURES
-from tests.scrapers.helpers import FETCHED, parse_bytes, parse_fixture, plain
 from gpucat.warehouse import db
+from tests.conftest import FIXTURES
+from tests.scrapers.helpers import parse_bytes, parse_fixture, plain
 
 URL = "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml"
 SCRAPED = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)

@@ -20,8 +20,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 PAGE_1 = "gcp/gcp-billing/skus-page-1.json"
 PAGE_2 = "gcp/gcp-billing/skus-page-2.json"

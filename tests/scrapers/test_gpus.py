@@ -12,15 +12,14 @@ from dataclasses import replace
 import pytest
 
 from gpucat import pipeline
-from gpucat.schemas.reference import GPU_FORM_DEFAULTS_CSV, gpu_form_defaults, gpu_models
 from gpucat.schemas.records import Offer, Rejected
+from gpucat.schemas.reference import GPU_FORM_DEFAULTS_CSV, gpu_form_defaults, gpu_models
 from gpucat.scrapers import all_sources, get_source
 from gpucat.scrapers._gpus import MIB_GB, USABLE_HIGH, USABLE_LOW, fits_nameplate, mapped, resolve, words
 from gpucat.scrapers.normalize import normalize
 from tests.conftest import FIXTURES
-from tests.scrapers.helpers import FETCHED
 from tests.drift_checks import fixture_rates, replayed_pages
-
+from tests.scrapers.helpers import FETCHED
 
 TOGETHER = FIXTURES / "together" / "together" / "pricing.html"
 

@@ -15,8 +15,8 @@ from tests.scrapers.helpers import (
     mock_fetcher,
     parse_bytes,
     parse_fixture,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 AVAILABLE = "hotaisle/hotaisle/available.json"
 USER = "hotaisle/hotaisle/user.json"

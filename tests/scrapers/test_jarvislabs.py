@@ -15,9 +15,9 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
     skipped,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 
 def items():

@@ -15,8 +15,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 BODY = "lambda/lambda-instance-types/instance-types.json"
 URL = "https://cloud.lambda.ai/api/v1/instance-types"

@@ -16,8 +16,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 FIXTURE = "oci/oci-pricelist/products.json"
 URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD"

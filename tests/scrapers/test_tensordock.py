@@ -15,8 +15,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 BODY = "tensordock/tensordock/locations.json"
 AUSTIN = "3f1c9a52-6b1e-4d8e-9a43-0c7e5d2b8f11"

@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from gpucat.schemas.errors import ParseError
-from gpucat.scrapers import vast_bundles
 from gpucat.schemas.records import Rejected
+from gpucat.scrapers import vast_bundles
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import (
     by_id,

@@ -14,8 +14,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 FIXTURE = "verda/verda-instance-types/instance-types.json"
 URL = "https://api.datacrunch.io/v1/instance-types"

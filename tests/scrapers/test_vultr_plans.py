@@ -16,8 +16,8 @@ from tests.scrapers.helpers import (
     parse_bytes,
     parse_fixture,
     rejected,
+    rejection_reasons,
 )
-from tests.scrapers.helpers import rejection_reasons
 
 PLANS = "vultr/vultr-plans/plans.json"
 METAL = "vultr/vultr-plans/plans-metal.json"

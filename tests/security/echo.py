@@ -15,7 +15,6 @@ import dataclasses
 import json
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -96,8 +95,8 @@ def install(keys: Mapping[str, str], pipeline_module) -> None:
 if __name__ == "__main__":
     import os
 
-    from gpucat.flows.refresh import refresh
     from gpucat import pipeline
+    from gpucat.flows.refresh import refresh
     from tests.conftest import FIXTURES
 
     db, capture = sys.argv[1], sys.argv[2]

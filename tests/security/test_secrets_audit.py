@@ -20,9 +20,9 @@ from gpucat import pipeline
 from gpucat.export import export_snapshot
 from gpucat.schemas.redact import REDACTED, redact, redact_url
 from gpucat.scrapers import all_sources
+from gpucat.warehouse import db
 from tests.conftest import FIXTURES, ROOT
 from tests.security import echo
-from gpucat.warehouse import db
 
 KEYS = echo.dummy_keys()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-from pathlib import Path
 
 import httpx
 import pytest
@@ -13,8 +12,8 @@ import pytest
 from gpucat import pipeline
 from gpucat.scrapers import conditional, get_source
 from gpucat.scrapers.http import make_client
-from tests.conftest import FIXTURES
 from gpucat.warehouse import db
+from tests.conftest import FIXTURES
 
 ECB_BODY = (FIXTURES / "ecb/ecb-rates/eurofxref-daily.xml").read_bytes()
 ETAG = '"5f3c-640b1c"'

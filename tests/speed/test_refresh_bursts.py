@@ -14,9 +14,9 @@ import pytest
 from gpucat import pipeline
 from gpucat.schemas.errors import FetchError
 from gpucat.scrapers import all_sources
+from gpucat.warehouse import db
 from tests.conftest import FIXTURES
 from tests.factories import example_source, offer
-from gpucat.warehouse import db
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import pytest
 from gpucat import pipeline
 from gpucat.schemas import egress_terms, storage_terms
 from gpucat.scrapers import all_sources
-from tests.conftest import FIXTURES
 from gpucat.warehouse import db
+from tests.conftest import FIXTURES
 
 TERMS_SOURCES = [s for s in all_sources().values() if "scraped_storage_terms" in s.tables]
 

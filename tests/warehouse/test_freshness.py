@@ -14,8 +14,8 @@ from gpucat.cli import app
 from gpucat.freshness import FRESH_OFFERS, left_out_note, source_freshness, stale_sources
 from gpucat.schedules import freshness_budgets, load_groups
 from gpucat.schemas.validate import validate
-from tests.factories import SCRAPED, example_source, offers
 from gpucat.warehouse import db
+from tests.factories import SCRAPED, example_source, offers
 
 VERSIONING = {"content_hash", "valid_from", "valid_to", "first_run_id", "last_run_id"}
 

@@ -15,8 +15,8 @@ import pytest
 from gpucat import pipeline
 from gpucat.schemas.errors import DatabaseMissing, GpucatError
 from gpucat.scrapers import get_source
-from tests.conftest import FIXTURES
 from gpucat.warehouse import db, lake, lake_schema
+from tests.conftest import FIXTURES
 
 SOURCES = ["aws-spot", "ecb-rates", "runpod-graphql"]
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from gpucat.warehouse import db, lake, lake_schema
 from tests.conftest import FIXTURES, ROOT
 from tests.postgres_server import BIN, SKIP_REASON, new_database, running_server
-from gpucat.warehouse import db, lake, lake_schema
 
 # Two processes, different sources, different providers: each writes offer_versions,
 # scrape_runs, rejected_rows and source_validators, so their commits do conflict.

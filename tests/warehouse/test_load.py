@@ -9,8 +9,8 @@ import pytest
 from gpucat import pipeline
 from gpucat.schemas.errors import BatchRejected
 from gpucat.schemas.validate import validate
-from tests.factories import SCRAPED, example_source, offer, offers
 from gpucat.warehouse import db, load
+from tests.factories import SCRAPED, example_source, offer, offers
 
 
 @pytest.fixture

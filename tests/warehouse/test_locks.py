@@ -18,8 +18,8 @@ from gpucat import pipeline
 from gpucat.schemas.errors import DatabaseBusy
 from gpucat.scrapers import all_sources
 from gpucat.scrapers.capture import ReplayTransport
-from tests.conftest import FIXTURES, ROOT
 from gpucat.warehouse import db
+from tests.conftest import FIXTURES, ROOT
 
 # A few sources keep the test short: those others' normalization reads, and two offer sources.
 SOURCES = [s for s in all_sources().values() if s.loads_first] + sorted(

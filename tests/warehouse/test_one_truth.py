@@ -11,13 +11,13 @@ import duckdb
 import pytest
 
 from gpucat import pipeline
+from gpucat.schemas.validate import validate
 from gpucat.scrapers import all_sources, get_source, siblings
 from gpucat.scrapers.capture import rehash
-from tests.conftest import FIXTURES
-from tests.factories import offer
-from gpucat.schemas.validate import validate
 from gpucat.warehouse import db
 from gpucat.warehouse.load import RunRecord, load_source
+from tests.conftest import FIXTURES
+from tests.factories import offer
 
 LAMBDA = ["lambda-instance-types", "lambda-page"]
 

@@ -15,9 +15,9 @@ from gpucat.schemas.errors import UserInputError
 from gpucat.schemas.reference import gpu_models
 from gpucat.scrapers import get_source
 from gpucat.scrapers.capture import rehash
+from gpucat.warehouse import db, load
 from tests.conftest import FIXTURES
 from tests.factories import SCRAPED, offer
-from gpucat.warehouse import db, load
 
 LATER = SCRAPED + timedelta(hours=1)
 runner = CliRunner()

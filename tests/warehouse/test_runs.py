@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import duckdb
 
-from tests.conftest import FIXTURES, ROOT
 from gpucat.warehouse import db, runs
+from tests.conftest import FIXTURES, ROOT
 
 
 def test_a_killed_refresh_leaves_running_rows_the_next_refresh_marks_interrupted(tmp_path):

@@ -23,9 +23,9 @@ from gpucat.schemas.reference import gpu_models, gpu_price_bounds
 from gpucat.schemas.validate import Validated, validate
 from gpucat.scrapers import all_sources, get_source
 from gpucat.scrapers.capture import rehash
+from gpucat.warehouse import db, quarantine
 from tests.conftest import FIXTURES
 from tests.factories import SCRAPED, example_source, offer
-from gpucat.warehouse import db, quarantine
 
 H100_FLOOR = gpu_price_bounds()["H100-SXM"].min_usd_per_gpu_hour
 
