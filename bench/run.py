@@ -3,6 +3,12 @@
     uv run python bench/run.py                 # everything (the AWS part takes a few minutes)
     uv run python bench/run.py --skip-aws      # refresh and read figures only
     uv run python bench/run.py --aws-file F    # reuse a price list instead of generating one
+    uv run python bench/run.py --skip-aws --skip-scale --skip-tracked   # the quick figures only
+
+Then, unless skipped, the figures of issue 26 from their own benches (each also runs alone):
+bench/refresh_floor.py (refresh vs stack import, history, market RSS), bench/reads_scale.py
+(offers vs import duckdb, cost at 10k/100k offers, report after 1,000 refreshes) and
+bench/tracked.py (a flow run against a real `prefect server start` vs the in-process refresh).
 
 Each figure runs in fresh processes, reference and subject alternating, and reports medians:
 
@@ -155,6 +161,8 @@ def main() -> int:
     parser.add_argument("--skip-aws", action="store_true", help="leave out the AWS parse (minutes)")
     parser.add_argument("--aws-file", type=Path, help="an AWS price list CSV to parse instead of generating one")
     parser.add_argument("--aws-rows", type=int, default=2_000_000, help="rows of the generated price list")
+    parser.add_argument("--skip-scale", action="store_true", help="leave out the floor, history and market figures (issue 26; minutes)")
+    parser.add_argument("--skip-tracked", action="store_true", help="leave out the flow run against a real Prefect server (minutes)")
     args = parser.parse_args()
 
     env = env_for_cli()
@@ -182,10 +190,30 @@ def main() -> int:
                 verdicts.append(("AWS parse under 300 MB", rss, rss < 300))
         finally:
             shutil.rmtree(env["PREFECT_HOME"], ignore_errors=True)
+    failed = not all(ok for _, _, ok in verdicts)
+    sys.path.insert(0, str(HERE))
+    if not args.skip_scale:
+        # Issue 26's bars, each bench printing its own figures and PASS/FAIL lines: a refresh into a
+        # new database vs the stack's import, after 1 and 1,000 refreshes, and RSS at 10k/100k Vast
+        # offers (refresh_floor); offers vs import duckdb, cost at 10k/100k offers, the report after
+        # 1 and 1,000 refreshes (reads_scale).
+        import reads_scale
+        import refresh_floor
+
+        print()
+        failed |= refresh_floor.main(["--reps", str(args.reps)]) != 0
+        print()
+        failed |= reads_scale.main(["--runs", str(args.reps)]) != 0
+    if not args.skip_tracked:
+        import tracked
+
+        print()
+        figures = tracked.main(["--rounds", str(args.reps)])
+        verdicts.append(("tracked flow run <= 2x in-process refresh", figures["ratio"], figures["ratio"] <= 2))
     print()
     for name, value, ok in verdicts:
         print(f"{'PASS' if ok else 'FAIL'}  {name}  ({value:.2f})")
-    return 0 if all(ok for _, _, ok in verdicts) else 1
+    return 1 if failed or not all(ok for _, _, ok in verdicts) else 0
 
 
 # --- child processes ----------------------------------------------------------------------------
