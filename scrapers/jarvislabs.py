@@ -54,7 +54,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
 
 
 def _offers(row: dict[str, Any]) -> Iterator[ParseItem]:
-    gpu_type = row["gpu_type"]
+    gpu_type, _region = row["gpu_type"], row["region"]  # both required: a row without a region is malformed
     workload = row.get("workload_type") or "vm"  # null marks older VM-capable rows
     try:
         gpu_model = resolve(ALIASES.get(gpu_type, gpu_type), provider="jarvislabs", memory_gb=_number(row.get("vram")))
