@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from typing import Any
@@ -367,8 +368,13 @@ def inside_band(result: PointResult, bands: dict[str, dict[str, Any]]) -> bool |
 
 def band_coverage(results: list[PointResult], bands: dict[str, dict[str, Any]]) -> dict[str, tuple[int, int]]:
     """Per method and overall ("all"): (held points inside their band, held points)."""
+    return _coverage((r, bands) for r in results)
+
+
+def _coverage(judged: Iterable[tuple[PointResult, dict[str, dict[str, Any]]]]) -> dict[str, tuple[int, int]]:
+    """Each point judged by its own bands: per method and "all", (held points inside, held points)."""
     out: dict[str, list[int]] = {}
-    for r in results:
+    for r, bands in judged:
         inside = inside_band(r, bands) if is_held(r.point) else None
         if inside is None:
             continue
@@ -386,13 +392,4 @@ def held_out_band_coverage(results: list[PointResult]) -> dict[str, tuple[int, i
     for source in sorted({r.point.group for r in results}):
         bands = compute_bands([r for r in results if r.point.group != source])
         judged += [(r, bands) for r in results if r.point.group == source]
-    out: dict[str, list[int]] = {}
-    for r, bands in judged:
-        inside = inside_band(r, bands) if is_held(r.point) else None
-        if inside is None:
-            continue
-        for key in (r.point.settings.method, "all"):
-            counts = out.setdefault(key, [0, 0])
-            counts[0] += inside
-            counts[1] += 1
-    return {k: (v[0], v[1]) for k, v in sorted(out.items())}
+    return _coverage(judged)
