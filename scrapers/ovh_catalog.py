@@ -49,13 +49,19 @@ def fetch(fetcher: Fetcher) -> Iterator[Page]:
     yield fetcher.get(URL, params={"ovhSubsidiary": SUBSIDIARY})
 
 
-def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+def read_catalog(body: IO[bytes]) -> tuple[dict[str, Any], str]:
+    """The public catalog and the currency its prices are in (ovh-terms reads the same answer)."""
     catalog = _json.page(body, "OVH catalog", kind=dict)
     if not isinstance(catalog.get("addons"), list) or not isinstance(catalog.get("plans"), list):
         raise ParseError("OVH catalog lacks `addons` or `plans`")
     currency = (catalog.get("locale") or {}).get("currencyCode")
     if not isinstance(currency, str) or not _CURRENCY.match(currency):
         raise ParseError(f"OVH catalog locale names no currency: {catalog.get('locale')!r}")
+    return catalog, currency
+
+
+def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    catalog, currency = read_catalog(body)
     instances = _instance_plan_codes(catalog["plans"])
     addons = [a for a in catalog["addons"] if isinstance(a, dict) and a.get("planCode") in instances]
     regions = _regions_by_flavour(addons)

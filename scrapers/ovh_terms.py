@@ -12,27 +12,18 @@ egress rows come from it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import ParseItem, Rejected, ScrapedStorageTerm
-from gpucat.scrapers import _json
 from gpucat.scrapers.base import Source
-from gpucat.scrapers.ovh_catalog import HOST, PRICE_SCALE, fetch
-
-_CURRENCY = re.compile(r"^[A-Z]{3}$")
+from gpucat.scrapers.ovh_catalog import HOST, PRICE_SCALE, fetch, read_catalog
 
 
 def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
-    catalog = _json.page(body, "OVH catalog", kind=dict)
-    if not isinstance(catalog.get("addons"), list) or not isinstance(catalog.get("plans"), list):
-        raise ParseError("OVH catalog lacks `addons` or `plans`")
-    currency = (catalog.get("locale") or {}).get("currencyCode")
-    if not isinstance(currency, str) or not _CURRENCY.match(currency):
-        raise ParseError(f"OVH catalog locale names no currency: {catalog.get('locale')!r}")
+    catalog, currency = read_catalog(body)
     project = next((p for p in catalog["plans"] if isinstance(p, dict) and p.get("planCode") == "project"), None)
     family = next((f for f in (project or {}).get("addonFamilies") or [] if f.get("name") == "volume"), None)
     if family is None or not family.get("addons"):
