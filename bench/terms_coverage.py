@@ -3,7 +3,8 @@ pandera checks that) against figure cells left NULL, per table and per provider,
 providers publish terms in machine-readable form.
 
     uv run python bench/terms_coverage.py                 # per table, then machine-readable
-    uv run python bench/terms_coverage.py --by-provider   # and one line per provider
+    uv run python bench/terms_coverage.py --by-provider   # and one line per provider, and the
+                                                          # seed's checklist per provider
     uv run python bench/terms_coverage.py --json
 
 The catalog block counts the terms as `gpucat providers` shows them: the reviewed rows merged with
@@ -11,6 +12,13 @@ what the terms sources scrape from the bundled fixtures (the `storage_terms` / `
 views), and says of every NULL figure why it is NULL (schemas/null_reasons.py): not_published,
 not_found, not_applicable, or unexplained when no rule covers it. `share` is sourced cells over
 all figure cells; `share_applicable` leaves the not_applicable cells out of the count.
+
+The checklist (`--by-provider`, and `checklist` in the JSON) says per provider, for each item of
+the seed's checklist (storage that survives a stop and whether it is billed while stopped; billing
+increment and minimum; spot and its notice; SSH, Docker and Jupyter; multi-node fabric), where
+each of its figures stands: `scraped` (a terms source's row), `reviewed` (a quoted figure in the
+reviewed CSVs), or the reason it is NULL (`not_published`, `not_found`, `not_applicable`). A
+storage figure counts as stated when any of the provider's storage rows states it.
 
 A figure cell is one of a table's `Config.metadata["figures"]` columns on one row; the
 provenance columns and the key are not counted. "Machine-readable" has two readings, both
@@ -71,12 +79,15 @@ def coverage() -> dict:
             entry[table] = {"sourced": row["sourced"], "null": row["null"]}
         notes = frame.filter(pl.col("notes").str.contains("(?i)machine-readable"))
         said_machine_readable |= set(notes["provider"])
+    catalog = catalog_coverage()
+    checklist_by_provider = catalog.pop("checklist")
     return {
         "tables": tables,
         "providers": dict(sorted(per_provider.items())),
         "machine_readable": {"scraped_sources": scraped_terms_sources(), "stated_in_notes": sorted(said_machine_readable)},
         "scraped_from_fixtures": scraped_coverage(),
-        "catalog": catalog_coverage(),
+        "catalog": catalog,
+        "checklist": checklist_by_provider,
     }
 
 
@@ -136,6 +147,7 @@ def catalog_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
 
     sources = [s for s in all_sources().values() if s.loads_first or set(s.tables) & set(SCRAPED)]
     out: dict[str, dict] = {}
+    tables_rows: dict[str, tuple[list[dict], list[dict]]] = {}
     with tempfile.TemporaryDirectory() as work:
         path = Path(work) / "terms.duckdb"
         runs = pipeline.refresh_catalog(path, sources, replay_dir=fixtures)
@@ -161,7 +173,47 @@ def catalog_coverage(fixtures: Path = ROOT / "fixtures") -> dict[str, dict]:
                 counts["share_applicable"] = round(counts["sourced"] / max(1, cells - counts["not_applicable"]), 3)
                 counts["unexplained_cells"] = unexplained
                 out[table] = counts
+                tables_rows[table] = (rows, null_reasons.explain(table, rows, rules))
+    out["checklist"] = checklist(tables_rows)
     return out
+
+
+# The seed's checklist: item -> (table, figure columns that answer it).
+CHECKLIST = {
+    "storage survives a stop": ("storage_terms", ("persists_on_stop", "billed_while_stopped")),
+    "storage price": ("storage_terms", ("usd_per_gb_month",)),
+    "billing increment and minimum": ("providers", ("billing_increment_s", "min_charge_s")),
+    "spot and its notice": ("providers", ("spot_offered", "spot_notice_s")),
+    "ssh, docker, jupyter": ("providers", ("ssh", "custom_docker", "jupyter")),
+    "multi-node fabric": ("providers", ("multi_node", "fabric")),
+}
+# When a provider's rows disagree on why a figure is NULL, the most telling reason is shown (an
+# object store's not_applicable says nothing of the block volume nobody found a figure for).
+_REASON_ORDER = ("not_published", "not_found", "not_applicable", "unexplained")
+# The storage_terms view fills these on a scraped row from the reviewed row of its kind.
+_FROM_REVIEWED = {"persists_on_stop", "persists_on_terminate", "billed_while_stopped"}
+
+
+def checklist(tables_rows: dict[str, tuple[list[dict], list[dict]]]) -> dict[str, dict[str, dict[str, str]]]:
+    """{provider: {item: {column: scraped | reviewed | not_published | not_found | not_applicable | unexplained}}}."""
+    out: dict[str, dict[str, dict[str, str]]] = {}
+    for item, (table, columns) in CHECKLIST.items():
+        rows, reasons = tables_rows[table]
+        for row, why in zip(rows, reasons, strict=True):
+            entry = out.setdefault(row["provider"], {}).setdefault(item, {})
+            for column in columns:
+                if row[column] is not None:
+                    scraped = row.get("origin", "reviewed") != "reviewed" and column not in _FROM_REVIEWED
+                    status = "scraped" if scraped else "reviewed"
+                else:
+                    status = why[column]["reason"]
+                entry[column] = _stronger(entry.get(column), status)
+    return dict(sorted(out.items()))
+
+
+def _stronger(current: str | None, new: str) -> str:
+    rank = ("scraped", "reviewed", *_REASON_ORDER)
+    return new if current is None or rank.index(new) < rank.index(current) else current
 
 
 def _records(con, sql: str) -> list[dict]:
@@ -198,10 +250,25 @@ def main() -> None:
             f"{table:<15} {t['rows']:>5} {t['sourced']:>8} {t['not_applicable']:>5} {t['not_published']:>8} {t['not_found']:>9}"
             f" {t['unexplained']:>7} {t['share']:>6.1%} {t['share_applicable']:>13.1%}"
         )
+    if args.by_provider:
+        print_checklist(result["checklist"])
     mr = result["machine_readable"]
     scraped = ", ".join(f"{p} ({', '.join(s)})" for p, s in mr["scraped_sources"].items()) or "none"
     print(f"\nmachine-readable terms scraped by a source: {scraped}")
     print(f"machine-readable per the reviewed notes: {', '.join(mr['stated_in_notes']) or 'none'}")
+
+
+CODES = {"scraped": "S", "reviewed": "R", "not_published": "np", "not_found": "nf", "not_applicable": "na", "unexplained": "??"}
+
+
+def print_checklist(table: dict[str, dict[str, dict[str, str]]]) -> None:
+    print("\nthe seed's checklist per provider (S scraped, R reviewed with a quote; NULL: np not_published, nf not_found, na not_applicable)")
+    heads = {item: "/".join(c.removesuffix("_s").removeprefix("custom_") for c in columns) for item, (_, columns) in CHECKLIST.items()}
+    widths = {item: max(len(heads[item]), 3 * len(CHECKLIST[item][1]) - 1) for item in CHECKLIST}
+    print(f"{'provider':<13} " + " ".join(f"{heads[i]:<{widths[i]}}" for i in CHECKLIST))
+    for provider, items in table.items():
+        cells = (" ".join(CODES[items.get(i, {}).get(c, "unexplained")] for c in CHECKLIST[i][1]) for i in CHECKLIST)
+        print(f"{provider:<13} " + " ".join(f"{cell:<{widths[i]}}" for cell, i in zip(cells, CHECKLIST, strict=True)))
 
 
 if __name__ == "__main__":

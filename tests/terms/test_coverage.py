@@ -46,3 +46,15 @@ def test_counts_the_scraped_terms_sources_and_their_fixture_rows():
     for table, counts in report["scraped_from_fixtures"].items():
         assert set(counts["sources"]) <= terms_sources and counts["rows"] == sum(counts["sources"].values()) > 0, table
         assert counts["sourced"] > 0 and counts["sourced"] + counts["null"] == counts["rows"] * len(SCRAPED_FIGURES[table]), table
+
+
+def test_checklist_says_per_provider_where_each_item_stands():
+    out = subprocess.run([sys.executable, str(SCRIPT), "--json"], check=True, capture_output=True, text=True).stdout
+    checklist = json.loads(out)["checklist"]
+    statuses = {"scraped", "reviewed", "not_published", "not_found", "not_applicable"}
+    assert set(checklist) == set(json.loads(out)["providers"])
+    for provider, items in checklist.items():
+        assert len(items) == 6 and all(set(v.values()) <= statuses for v in items.values()), provider
+    # AWS: the disk price comes from its price list, the stop behaviour from the reviewed EBS row.
+    assert checklist["aws"]["storage survives a stop"] == {"persists_on_stop": "reviewed", "billed_while_stopped": "reviewed"}
+    assert checklist["aws"]["storage price"] == {"usd_per_gb_month": "scraped"}
