@@ -47,6 +47,21 @@ SIZE_TABLES = {
 }
 _SIZE_TABLE_NAMES = {"P": "Premium SSD sizes", "E": "Standard SSD sizes"}
 
+# Throughput per disk in MB/s, from the same size tables (the 2023-03-16 versions): Premium SSDs'
+# "Base provisioned Throughput per disk" (P1-P4 25 MB/s ... P80 900 MB/s) and Standard SSDs'
+# "Base throughput per disk", a ceiling ("Up to 60 MB/s" E1-E50, 400/600/750 MB/s E60-E80).
+# Not the burst figures, nor the "Expanded" ones (performance plus, preview).
+_THROUGHPUT = {
+    "P": (25, 25, 25, 25, 50, 100, 125, 150, 200, 250, 250, 500, 750, 900),
+    "E": (60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 400, 600, 750),
+}
+DISK_THROUGHPUT_MB_S = {f"{letter}{tier}": mbs for letter, row in _THROUGHPUT.items() for tier, mbs in zip(_TIERS, row, strict=True)}
+THROUGHPUT_TABLES = {
+    "P": "https://github.com/MicrosoftDocs/azure-docs/blob/1d25717f1a22291b7eb95f47321b70e81cec4841/includes/disk-storage-premium-ssd-sizes.md",
+    "E": "https://github.com/MicrosoftDocs/azure-docs/blob/90c7556211e97abf9821c34e9fb42f4d070b63ea/includes/disk-storage-standard-ssd-sizes.md",
+}
+_THROUGHPUT_ROWS = {"P": "Base provisioned Throughput per disk {mbs} MB/s", "E": "Base throughput per disk Up to {mbs} MB/s"}
+
 
 def _url(filter_: str) -> str:
     return f"https://{HOST}/api/retail/prices?api-version={API_VERSION}&$filter={quote(filter_, safe='()')}"
@@ -102,20 +117,28 @@ def _disk(item: dict[str, Any], url: str) -> ParseItem | None:
     table = size_name[0]
     quote_price = f"meterId {item['meterId']}, {item['meterName']} ({item['productName']}): {price} USD per {item['unitOfMeasure']}"
     quote_size = f"{_SIZE_TABLE_NAMES[table]} {size_name}, Disk size in GiB {size_gib:,}"
+    mbs = DISK_THROUGHPUT_MB_S[size_name]
+    quote_throughput = f"{_SIZE_TABLE_NAMES[table]} {size_name}, " + _THROUGHPUT_ROWS[table].format(mbs=mbs)
+    usd_per_gb_month = round(price / (size_gib * GIB_GB), 9)
     return ScrapedStorageTerm(
         kind="block",
         product=f"{item['productName'].removesuffix(' Managed Disks')} {item['skuName']}",
         region=item["armRegionName"],
-        usd_per_gb_month=round(price / (size_gib * GIB_GB), 9),
+        usd_per_gb_month=usd_per_gb_month,
         original_currency="USD",
         original_price=round(price / size_gib, 9),
         original_unit="GiB-month",
         max_size_gb=round(size_gib * GIB_GB, 3),
+        read_throughput_mb_s=float(mbs),
         evidence=(
             f'usd_per_gb_month,original_price: "{quote_price}" <{url}>'
             f' || usd_per_gb_month,original_price,max_size_gb: "{quote_size}" <{SIZE_TABLES[table]}>'
+            f' || read_throughput_mb_s: "{quote_throughput}" <{THROUGHPUT_TABLES[table]}>'
         ),
-        notes=f"priced per disk: {price} USD a month for {size_gib:,} GiB; max_size_gb is this size's capacity",
+        notes=(
+            f"priced per disk: {price} USD a month for {size_gib:,} GiB; max_size_gb is this size's capacity;"
+            " read_throughput_mb_s is the size's base throughput" + (" (a ceiling: 'Up to')" if table == "E" else "")
+        ),
     )
 
 

@@ -16,6 +16,7 @@ BANDWIDTH = "azure/azure-terms/bandwidth-1.json"
 # as a capture records them (quotes left literal, as the fetcher normalizes the request URL)
 DISKS_URL, BANDWIDTH_URL = (match_url(u) for u in azure_terms.walk_urls("eastus"))
 PREMIUM_TABLE = "https://github.com/MicrosoftDocs/azure-docs/blob/main/includes/disk-storage-premium-ssd-sizes.md"
+PREMIUM_THROUGHPUT = azure_terms.THROUGHPUT_TABLES["P"]
 
 
 def test_disk_pages_yield_one_lrs_capacity_price_per_size():
@@ -23,13 +24,13 @@ def test_disk_pages_yield_one_lrs_capacity_price_per_size():
     assert rejected(items) == []
     rows = {r["product"]: r for r in offers(items)}
     # not the Disk Mount or Disk Operations meters, not ZRS, not the P30 reservation
-    assert {p: (r["usd_per_gb_month"], r["max_size_gb"]) for p, r in rows.items()} == {
-        "Premium SSD P6 LRS": (0.143481884, 68.719),
-        "Premium SSD P10 LRS": (0.143409125, 137.439),
-        "Premium SSD P20 LRS": (0.133186404, 549.756),
-        "Premium SSD P30 LRS": (0.122936399, 1099.512),
-        "Standard SSD E10 LRS": (0.069849193, 137.439),
-        "Standard SSD E30 LRS": (0.069849193, 1099.512),
+    assert {p: (r["usd_per_gb_month"], r["max_size_gb"], r["read_throughput_mb_s"]) for p, r in rows.items()} == {
+        "Premium SSD P6 LRS": (0.143481884, 68.719, 50.0),
+        "Premium SSD P10 LRS": (0.143409125, 137.439, 100.0),
+        "Premium SSD P20 LRS": (0.133186404, 549.756, 150.0),
+        "Premium SSD P30 LRS": (0.122936399, 1099.512, 200.0),
+        "Standard SSD E10 LRS": (0.069849193, 137.439, 60.0),  # a ceiling: "Up to 60 MB/s"
+        "Standard SSD E30 LRS": (0.069849193, 1099.512, 60.0),
     }
     assert rows["Premium SSD P10 LRS"] == {
         "table": "scraped_storage_terms",
@@ -42,7 +43,7 @@ def test_disk_pages_yield_one_lrs_capacity_price_per_size():
         "original_price": 0.153984375,  # 19.71 / 128 per GiB-month
         "original_unit": "GiB-month",
         "max_size_gb": 137.439,
-        "read_throughput_mb_s": None,
+        "read_throughput_mb_s": 100.0,
         "source": "azure-terms",
         "source_url": DISKS_URL,
         "scraped_at": datetime(2026, 11, 20, 6, 0, 9, tzinfo=UTC),
@@ -51,8 +52,12 @@ def test_disk_pages_yield_one_lrs_capacity_price_per_size():
             f'usd_per_gb_month,original_price: "meterId 3c6b4e1e-0d8b-4d6a-8f0a-5d2b0b7c1a10, P10 LRS Disk (Premium SSD Managed Disks): '
             f'19.71 USD per 1/Month" <{DISKS_URL}>'
             f' || usd_per_gb_month,original_price,max_size_gb: "Premium SSD sizes P10, Disk size in GiB 128" <{PREMIUM_TABLE}>'
+            f' || read_throughput_mb_s: "Premium SSD sizes P10, Base provisioned Throughput per disk 100 MB/s" <{PREMIUM_THROUGHPUT}>'
         ),
-        "notes": "priced per disk: 19.71 USD a month for 128 GiB; max_size_gb is this size's capacity",
+        "notes": (
+            "priced per disk: 19.71 USD a month for 128 GiB; max_size_gb is this size's capacity;"
+            " read_throughput_mb_s is the size's base throughput"
+        ),
     }
 
 
