@@ -51,7 +51,7 @@ def test_scraped_rows_replace_the_reviewed_rows_of_their_provider_and_kind(con):
     for row in rows.iter_rows(named=True):
         for column in ("persists_on_stop", "persists_on_terminate", "billed_while_stopped"):
             assert row[column] == review[column]
-        assert 'persists_on_stop,persists_on_terminate: "' in row["evidence"] and 'billed_while_stopped: "' in row["evidence"]
+        assert 'persists_on_stop,persists_on_terminate: "' in row["evidence"] and 'billed_while_stopped,usd_per_gb_month_stopped: "' in row["evidence"]
         assert "original_price" not in row["evidence"].split(" || ", 3)[-1]  # the reviewed EUR quote is not carried
         assert str(row["verified_on"]) == min("2026-11-20", review["verified_on"])
 
@@ -87,6 +87,29 @@ def test_cost_reads_the_merged_terms(con):
     # each product is a choice of its own: a job keeps its data on gp3 (the disk `providers` shows)
     assert [(t.product, t.usd_per_gb_month) for t in terms.storage["aws"]] == [("block: EBS gp2", 0.1), ("block: EBS gp3", 0.08)]
     assert [(r["tier"], r["usd_per_gb"]) for r in terms.egress["azure"]][:2] == [(1, 0.0), (2, 0.087)]
+
+
+def test_a_scraped_disk_is_charged_its_own_rate_while_stopped_where_the_reviewed_quote_says_so(con):
+    # the reviewed rows name usd_per_gb_month_stopped in the quote that the disk keeps being charged
+    rows = frame(con, "SELECT * FROM storage_terms WHERE origin <> 'reviewed' ORDER BY provider, product")
+    assert rows.height > 10
+    assert rows.filter(pl.col("usd_per_gb_month_stopped") != pl.col("usd_per_gb_month")).height == 0
+    gp3 = rows.filter(product="EBS gp3").row(0, named=True)
+    assert (gp3["usd_per_gb_month"], gp3["usd_per_gb_month_stopped"], gp3["billed_while_stopped"]) == (0.08, 0.08, True)
+    assert 'billed_while_stopped,usd_per_gb_month_stopped: "Volume storage for all EBS volume types is charged by the amount of GB you provision per month until you release the storage." <https://aws.eu/ebs/pricing>' in gp3["evidence"]
+    assert gp3["notes"].endswith("stopped rate = its own rate: the reviewed row's quote says a stopped instance's disk keeps being charged")
+
+
+def test_without_that_quote_a_scraped_disk_has_no_stopped_rate(con):
+    con.execute("BEGIN")
+    try:
+        con.execute("UPDATE reviewed_storage_terms SET evidence = replace(evidence, ',usd_per_gb_month_stopped:', ':') WHERE provider = 'aws'")
+        rows = frame(con, "SELECT * FROM storage_terms WHERE provider = 'aws' AND kind = 'block'")
+        assert rows["usd_per_gb_month_stopped"].to_list() == [None, None]
+        assert set(rows["billed_while_stopped"]) == {True}  # still billed, at a rate nobody quoted
+        assert not any("usd_per_gb_month_stopped" in e for e in rows["evidence"])
+    finally:
+        con.execute("ROLLBACK")
 
 
 def test_rows_no_source_covers_are_the_reviewed_rows_unchanged(con):
