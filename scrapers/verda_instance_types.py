@@ -6,6 +6,9 @@ and per hour, in the record's `currency` (`usd` or `eur`); `spot_price` sits bes
 listed but not yet priced: rejected, never a free GPU). The list has no locations and stock by
 location needs OAuth (`/v1/instance-availability`), so offers are `region="global"` with
 availability `unknown`. `gpu_memory` is the instance total. CPU nodes are not GPU offers.
+
+Per instance, not per GPU: Verda's CLI (verda-cloud/verda-cli `cmd/vm/README.md`, commit 7ae1786)
+states "`price_per_hour` from the API is the TOTAL instance price, not per-GPU" (see the fixture NOTES).
 """
 
 from __future__ import annotations
