@@ -12,8 +12,10 @@ what the modules register.
 
 from __future__ import annotations
 
+import functools
+import gc
 import importlib
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 import typer
@@ -35,6 +37,12 @@ COMMANDS = {
     "serve": "serve",
 }  # fmt: skip
 
+# Set by gpucat.__main__.main, which turns Python's cyclic garbage collector off while the command
+# line starts: importing typer, a command's module and DuckDB allocates many objects and frees
+# almost none, and the collector's passes over them cost about 5% of `gpucat offers`. The command
+# turns the collector back on as its own work begins (`_collecting`).
+gc_off_until_command = False
+
 
 class _Commands(MutableMapping[str, Any]):
     """A group's commands by name, each built from its module on first lookup.
@@ -44,11 +52,11 @@ class _Commands(MutableMapping[str, Any]):
     """
 
     def __init__(self, built: MutableMapping[str, Any]):
-        self._built = dict(built)
+        self._built = {name: _collecting(command) for name, command in built.items()}
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._built and name in COMMANDS:
-            self._built[name] = _build(name)
+            self._built[name] = _collecting(_build(name))
         return self._built[name]
 
     def __setitem__(self, name: str, command: Any) -> None:
@@ -77,6 +85,22 @@ def _build(name: str) -> Any:
                 info, pretty_exceptions_short=app.pretty_exceptions_short, rich_markup_mode=app.rich_markup_mode
             )
     raise KeyError(name)  # pragma: no cover  (COMMANDS names a command its module does not register)
+
+
+def _collecting(command: Any) -> Any:
+    """`command`, its callback first turning the garbage collector back on if startup turned it off."""
+    callback: Callable[..., Any] = command.callback
+
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        global gc_off_until_command
+        if gc_off_until_command:
+            gc_off_until_command = False
+            gc.enable()
+        return callback(*args, **kwargs)
+
+    command.callback = run
+    return command
 
 
 class LazyGroup(OneLineErrors):

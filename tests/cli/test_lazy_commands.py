@@ -6,6 +6,7 @@ all; a table written to a pipe must be byte for byte what rich's Console writes 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import io
 import json
@@ -137,3 +138,43 @@ def test_styles_are_left_to_rich_exactly_where_rich_sees_a_terminal(monkeypatch,
         monkeypatch.setenv(name, value)
     for stream in (io.StringIO(), Tty()):
         assert styles_shown(stream) == Console(file=stream).is_terminal
+
+
+GC_PROBE = """
+import gc, json, sys
+seen = {}
+def hook(event, args):
+    if event == "import" and args[0] in ("typer", "gpucat.cli._render", "duckdb"):
+        seen.setdefault(args[0], gc.isenabled())
+sys.addaudithook(hook)
+sys.argv = ["gpucat", *sys.argv[1:]]
+from gpucat.__main__ import main
+try:
+    main()
+finally:
+    print(json.dumps({**seen, "command": gc.isenabled()}), file=sys.stderr)
+"""
+
+
+def test_the_script_starts_without_the_garbage_collector_and_the_command_runs_with_it(catalog_db):
+    done = subprocess.run([sys.executable, "-c", GC_PROBE, "offers", "-n", "1", "--db", str(catalog_db)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, env=ENV)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == {
+        "typer": False,
+        "gpucat.cli._render": False,
+        "duckdb": False,
+        "command": True,
+    }
+
+
+def test_a_command_run_in_process_leaves_the_collector_as_its_caller_set_it(catalog_db):
+    from typer.testing import CliRunner
+
+    gc.disable()
+    try:
+        result = CliRunner().invoke(app, ["offers", "-n", "1", "--db", str(catalog_db)])
+        assert result.exit_code == 0, result.output
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
