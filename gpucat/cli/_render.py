@@ -8,6 +8,7 @@ Each command names its columns once (`Col`), a compact default set, and takes `-
 
 from __future__ import annotations
 
+import builtins
 import csv
 import json
 import math
@@ -24,13 +25,9 @@ from typing import Annotated, Any, Literal
 
 import typer
 from rich.cells import cell_len
-from rich.console import Console
-from rich.text import Text
 
 from gpucat.formats import money, printable
 from gpucat.suggest import check_names
-
-err_console = Console(stderr=True)
 
 PIPED_WIDTH = 200  # piped output gets a wide table rather than an 80-column default
 GAP = "  "
@@ -257,18 +254,45 @@ def print_records(columns: Sequence[Col], records: Sequence[Mapping[str, Any]], 
     """Print a table that fits the terminal; a note on stderr names any column left off."""
     limit = width()
     lines, hidden = render(columns, records, limit=limit)
-    out = Console(width=limit, highlight=False, soft_wrap=True)
-    if title:
-        out.print(Text(truncate(printable(title), limit), style="italic"))
-    out.print(Text(lines[0], style="bold"))
-    out.print(Text(lines[1], style="dim"))
-    for row in lines[2:]:
-        out.print(Text(row))
+    styled = [("italic", truncate(printable(title), limit))] if title else []
+    styled += [("bold", lines[0]), ("dim", lines[1]), *(("", row) for row in lines[2:])]
+    _print_styled(styled, limit=limit)
     if hidden:
-        err_console.print(
-            Text(f"(left off to fit {limit} columns: {', '.join(hidden)}; see --columns)", style="dim"),
-            soft_wrap=True, highlight=False,
-        )  # fmt: skip
+        _print_styled([("dim", f"(left off to fit {limit} columns: {', '.join(hidden)}; see --columns)")], err=True)
+
+
+def _print_styled(lines: Sequence[tuple[str, str]], *, limit: int | None = None, err: bool = False) -> None:
+    """Lines of text, each in its style where the stream shows styles (rich's Console); elsewhere
+    (piped, a file) the text alone, written as rich would write it, without importing rich."""
+    stream = sys.stderr if err else sys.stdout
+    if not styles_shown(stream):
+        stream.write("".join(f"{text}\n" for _, text in lines))
+        stream.flush()  # as rich does, so stdout and stderr keep their order in one pipe
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    out = Console(width=limit, stderr=err, highlight=False, soft_wrap=True)
+    for style, text in lines:
+        out.print(Text(text, style=style))
+
+
+def styles_shown(stream: Any) -> bool:
+    """Whether rich's Console would write styles to `stream`: a terminal, or one the environment
+    calls so (TTY_COMPATIBLE, FORCE_COLOR), or a Jupyter kernel (rich.console.Console.is_terminal
+    and its color system)."""
+    if hasattr(builtins, "get_ipython"):
+        return True  # IPython or Jupyter: leave the choice to rich
+    tty_compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if tty_compatible in ("0", "1"):
+        return tty_compatible == "1"
+    force_color = os.environ.get("FORCE_COLOR")
+    if force_color is not None:
+        return force_color != ""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream: rich says not a terminal
+        return False
 
 
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
