@@ -25,6 +25,7 @@ BATCH_ROWS = 2048
 class Result:
     columns: list[str]
     rows: list[tuple[Any, ...]]
+    total: int | None = None  # rows that matched before a limit cut them, where the query counts them
 
     def records(self) -> list[dict[str, Any]]:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
@@ -75,7 +76,8 @@ def offers(
     limit: int | None = 50,
 ) -> Result:
     """Current offers, cheapest per GPU-hour first; stale ones only with `include_stale`; all of
-    them when `limit` is None."""
+    them when `limit` is None. `total` counts every match, so a caller that shows a few rows
+    need not fetch the rest to say how many there were."""
     params = {
         "gpus": [g.lower() for g in gpus],
         "gpu_count": gpu_count,
@@ -87,7 +89,9 @@ def offers(
         "available_only": available_only,
         "limit": limit,
     }
-    return run_query(con, query_sql("offers"), params)
+    counted = run_query(con, query_sql("offers"), params)  # its last column counts every match, past the limit
+    total = counted.rows[0][-1] if counted.rows else 0
+    return Result(counted.columns[:-1], [row[:-1] for row in counted.rows], total)
 
 
 def run_sql(con: duckdb.DuckDBPyConnection, sql: str, *, write: bool = False, timeout_s: float | None = None) -> Result:

@@ -292,17 +292,16 @@ def offers(
                        max_usd_per_gpu_hour=max_price, market="spot" if spot else "on_demand" if on_demand else None,
                        available_only=available, gpu_count=gpu_count, include_stale=include_stale)  # fmt: skip
     with open_catalog(db) as con:
-        everything = catalog.offers(con, **asdict(query), limit=None)
-        result = catalog.Result(everything.columns, everything.rows if show_all else everything.rows[:limit])
+        result = catalog.offers(con, **asdict(query), limit=None if show_all else limit)
         note = availability.available_note(con, providers) if available and output is OfferFormat.table else None
         empty_because = None
         if not result.rows:
-            count = lambda q: len(catalog.offers(con, **asdict(q), limit=None).rows)  # noqa: E731
+            count = lambda q: catalog.offers(con, **asdict(q), limit=1).total  # noqa: E731
             empty_because = availability.why_empty(query, count, OFFER_FILTERS)
         replay = data_age(con).label()
-    cut = len(everything.rows) - len(result.rows)
+    cut = (result.total or 0) - len(result.rows)
     if cut:
-        typer.echo(f"note: showing {len(result.rows)} of {len(everything.rows)} offers; --limit N or --all shows more", err=True)
+        typer.echo(f"note: showing {len(result.rows)} of {result.total} offers; --limit N or --all shows more", err=True)
     if output is not OfferFormat.table:
         if replay:
             typer.echo(f"note: {replay}", err=True)

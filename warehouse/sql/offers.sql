@@ -1,10 +1,12 @@
 -- Current offers with optional filters; every parameter may be NULL (or an empty list) for "any".
 -- Stale offers (past their source's freshness budget) only with $include_stale, as in fit and cost;
--- a NULL $limit returns every row.
+-- a NULL $limit returns every row. The last column, matching, counts every row that matched (the window
+-- runs before the LIMIT), so `gpucat offers` says "showing 50 of N" without fetching N rows.
 SELECT o.provider, o.instance_type, o.region, o.market, o.tier, o.gpu_model, o.gpu_count,
        o.gpu_memory_gb, o.vcpus, o.ram_gb, o.usd_per_hour, o.usd_per_gpu_hour, o.currency,
        o.availability, o.available_count, o.interconnect, o.fabric, o.fabric_gbps,
-       o.offer_id, o.source, o.source_url, o.scraped_at, o.age_hours, o.is_stale, o.replayed
+       o.offer_id, o.source, o.source_url, o.scraped_at, o.age_hours, o.is_stale, o.replayed,
+       count(*) OVER () AS matching
 FROM current_offers AS o
 JOIN gpu_models AS g USING (gpu_model)
 WHERE (len(CAST($gpus AS VARCHAR[])) = 0
