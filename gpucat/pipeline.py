@@ -83,6 +83,7 @@ class FetchOptions:
     replay_dir: Path | None = None
     record_dir: Path | None = None
     settings: Settings = field(default_factory=Settings)  # read by the runner at its start (retries, AWS regions)
+    reference_cache: Path | None = None  # where validated reference CSVs are kept for the next new warehouse (reference.py)
 
 
 @dataclass(frozen=True)
@@ -361,7 +362,7 @@ def start_refresh(writer: db.Writer, sources: Sequence[Source], options: FetchOp
     """Everything before the first fetch, in one opening of the warehouse. A refresh killed from
     here on leaves `running` rows, which the next one marks `interrupted`."""
     with writer.open() as con:
-        load_reference(con, options.settings.schedules)
+        load_reference(con, options.settings.schedules, options.reference_cache)
         rates = exchange_rates(con)
         chosen = with_prerequisites(sources, rates) if prerequisites else list(sources)
         runs = {source.name: new_run(source, flow_run_id, options.replay_dir) for source in chosen}
@@ -556,7 +557,10 @@ def refresh_catalog(
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
-        options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir, settings=settings or Settings())
+        cache = settings.cache_root() / "reference" if settings is not None else None  # the edge's settings only: tests pass none
+        options = FetchOptions(
+            workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir, settings=settings or Settings(), reference_cache=cache
+        )
         return refresh_sources(db.Writer(db_file), sources, options)
 
 
@@ -606,11 +610,12 @@ def pages_from_files(paths: Sequence[Path]) -> list[Page]:
     return pages
 
 
-def load_reference(con: duckdb.DuckDBPyConnection, schedules: Path | None = None) -> dict[str, int]:
+def load_reference(con: duckdb.DuckDBPyConnection, schedules: Path | None = None, cache: Path | None = None) -> dict[str, int]:
     """Validate every reference CSV against its model, then replace the tables (and the sources'
     freshness budgets) in one transaction: only those whose file or code changed since they were
-    last loaded (warehouse/reference.py). Returns the rows written per table."""
-    tables = {table: reference.csv_reference(path, model) for table, (path, model) in REFERENCE_TABLES.items()}
+    last loaded (warehouse/reference.py). With `cache`, a CSV validated before (same file, same
+    model) is read back from there. Returns the rows written per table."""
+    tables = {table: reference.csv_reference(path, model, cache) for table, (path, model) in REFERENCE_TABLES.items()}
     config = schedules_file.config_path(schedules)
     budgets = reference.digest(config, Path(schedules_file.__file__), ",".join(sorted(all_sources())))
     tables["source_schedules"] = reference.Reference(budgets, partial(schedules_frame, config))  # freshness budgets, from the schedules file
