@@ -576,7 +576,7 @@ def refresh_sources(
             for source in phase:
                 pending[steps.prepare(source, options, start.tokens.get(source.name), rates)] = source
             while pending:
-                done, _ = _gather(set(pending))
+                done, _ = _gather(set(pending), *(REPLAY_GATHER if options.replay_dir is not None else LIVE_GATHER))
                 ready = skips + [Prepared(source, start.runs[source.name], _outcome(future)) for future, source in pending.items() if future in done]
                 skips = []
                 for future in done:
@@ -604,18 +604,20 @@ def _outcome(future: Future[Outcome]) -> Outcome:
         return Failed.of(exc)
 
 
-# A burst waits for sources that finish close behind the first: replayed sources finish within
-# milliseconds of each other and load in one burst; live ones, seconds apart, each in their own.
-GATHER_GAP_S = 0.05
-GATHER_MAX_S = 1.0
+# A burst waits for sources that finish close behind the first (at most GAP apart, for at most
+# MAX in all): live ones, seconds apart, load each in their own burst. A replay reads local files,
+# so its preparations only wait on each other's parsing: it waits for them all (on a busy machine
+# parses finish tenths of a second apart), and a second opening and validation pass is saved.
+LIVE_GATHER = (0.05, 1.0)  # (GAP, MAX) in seconds
+REPLAY_GATHER = (1.0, 30.0)
 
 
-def _gather(pending: set[Future[Outcome]]) -> tuple[set[Future[Outcome]], set[Future[Outcome]]]:
+def _gather(pending: set[Future[Outcome]], gap_s: float = LIVE_GATHER[0], max_s: float = LIVE_GATHER[1]) -> tuple[set[Future[Outcome]], set[Future[Outcome]]]:
     """(done, still pending): at least one finished preparation, and those that finish soon after it."""
     done, pending = wait(pending, return_when=FIRST_COMPLETED)
-    deadline = time.monotonic() + GATHER_MAX_S
+    deadline = time.monotonic() + max_s
     while pending and time.monotonic() < deadline:
-        more, pending = wait(pending, timeout=GATHER_GAP_S, return_when=FIRST_COMPLETED)
+        more, pending = wait(pending, timeout=gap_s, return_when=FIRST_COMPLETED)
         if not more:
             break
         done |= more

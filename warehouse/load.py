@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -188,7 +188,9 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         "staged_columns": ", ".join(f"s.{c}" for c in columns),
     }
     kept = kept_keys(batch)
-    with staged_frame(con, "staged", staged), (staged_frame(con, "kept", kept) if kept.height else _no_kept(con, names["keys"])):
+    # Most loads keep nothing: then no `kept` table is staged, and the plan reads an empty one.
+    names["kept"] = "kept" if kept.height else "(SELECT * FROM staged WHERE false)"
+    with staged_frame(con, "staged", staged), (staged_frame(con, "kept", kept) if kept.height else nullcontext()):
         [(planned,)] = con.execute(query_sql("merge_plan").format(**names), {"source": run.source, "delists": batch.table == "offers"}).fetchall()
         counts = {action: (n, inverted) for action, n, inverted in con.execute(query_sql("merge_plan_counts"), {"observed_at": observed_at}).fetchall()} if planned else {}
         inverted = sum(counts.get(action, (0, 0))[1] for action in ("close", "delist"))
@@ -206,13 +208,6 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         con.execute(query_sql("merge_insert").format(**names), {"run_id": run.run_id})
     if batch.table == "offers":  # the quarantine's drift check reads the source's medians as of each load
         con.execute(query_sql("record_gpu_medians"), {"source": run.source, "observed_at": observed_at})
-
-
-@contextmanager
-def _no_kept(con: duckdb.DuckDBPyConnection, keys: str) -> Iterator[None]:
-    """An empty `kept` with the key columns of `staged` (most loads keep nothing: no file to write)."""
-    con.execute(query_sql("no_kept_keys").format(keys=keys.replace("v.", "")))
-    yield
 
 
 def kept_keys(batch: Validated) -> pl.DataFrame:
