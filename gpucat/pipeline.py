@@ -7,8 +7,8 @@ A refresh is three steps, each one function here:
   runs' fetch tokens and the exchange rates;
 - `prepare_source`: one source fetched (conditionally) and parsed, with the warehouse closed;
 - `load_prepared`: a burst of ready sources validated together, then loaded in one opening of
-  the warehouse, each in its own transaction (quarantine included); the fallbacks waiting on
-  those sources are settled in the same opening.
+  the warehouse and one commit, each source all or nothing (quarantine included; `_write_burst`);
+  the fallbacks waiting on those sources are settled in the same opening.
 
 `refresh_sources` sequences them: rate sources first, the others converting with the rates just
 loaded, a fallback only once its primary's outcome is known. A `Steps` says where each step
@@ -56,7 +56,7 @@ from gpucat.scrapers.http import Fetcher, make_client
 from gpucat.scrapers.normalize import NO_RATES, ExchangeRates, normalize
 from gpucat.warehouse import db, fetch_tokens, reference
 from gpucat.warehouse import runs as runs_log
-from gpucat.warehouse.load import RunRecord, load_source, record_failure
+from gpucat.warehouse.load import Burst, RunRecord, load_source, record_failure
 
 # Reference tables every refresh reloads from the repo: table -> (CSV, its pandera model).
 # The reviewed terms rows load into reviewed_*; the storage_terms / egress_terms views merge them
@@ -318,19 +318,20 @@ def _scrubbed(rejected: list[Rejected]) -> list[Rejected]:
 
 
 @secrets_redacted()
-def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBatch) -> RunRecord:
-    """Batch checks and the atomic load; on failure `run` keeps the rejected rows for the record."""
+def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBatch, burst: Burst | None = None) -> RunRecord:
+    """Batch checks and the atomic load (within `burst`, which writes some of it at its end: load.Burst);
+    on failure `run` keeps the rejected rows for the record."""
     report(run.source, "loading")
     run.pages = batch.pages
     run.rows_fetched = sum(b.frame.height + len(b.rejected) for b in batch.batches)
     run.rows_skipped = batch.skipped
     with _WRITE_LOCK:
-        load_source(con, run, batch.batches)
+        load_source(con, run, batch.batches, burst)
     report(run.source, run.status, run.error if run.status == "quarantined" else f"{run.rows_valid} rows, {run.rows_rejected} rejected")
     return run
 
 
-def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared) -> RunRecord:
+def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared, burst: Burst | None = None) -> RunRecord:
     """The `scrape_runs` row of a source that does not load: unchanged (its rows stay current and
     count as seen now), skipped or failed."""
     run, outcome = prepared.run, prepared.outcome
@@ -342,7 +343,7 @@ def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared) -> RunRec
             report(run.source, "unchanged", outcome.reason)
         else:
             assert isinstance(outcome, Failed), "a parsed source loads (load_batches)"
-            record_failure(con, run, outcome.status, outcome.message)
+            record_failure(con, run, outcome.status, outcome.message, burst)
             report(run.source, outcome.status, outcome.message)
     return run
 
@@ -419,7 +420,8 @@ def _write_burst(
 ) -> list[RunRecord]:
     """Every write of a burst, committed once: each source's own transaction joins the burst's.
 
-    A commit per source cost a fixtures refresh a tenth of its time. Each source still loads
+    A commit per source cost a fixtures refresh a tenth of its time; inside the one transaction,
+    what no later load of the burst reads is written once at its end (load.Burst). Each source still loads
     all or nothing: when any of them rolls its transaction back (a batch refused mid-merge, an
     engine error), the whole burst is rolled back and written again source by source, each in
     its own transaction, from the runs as they were. A lake commits each transaction itself
@@ -431,8 +433,10 @@ def _write_burst(
     joined = _JoinedTransactions(con)
     con.begin()
     try:
-        runs = _write_each(joined, ready, batches, fallbacks)  # type: ignore[arg-type]  # quacks like a connection
+        burst = Burst.start(con, [p.source.name for p in ready])
+        runs = _write_each(joined, ready, batches, fallbacks, burst)  # type: ignore[arg-type]  # quacks like a connection
         if not joined.rolled_back:
+            burst.finish(con)
             con.commit()
             return runs
     except Exception as exc:  # a source's failure inside its transaction, or the commit's: each source alone, below
@@ -478,16 +482,16 @@ class _JoinedTransactions:
 
 def _write_each(
     con: duckdb.DuckDBPyConnection, ready: Sequence[Prepared], batches: Mapping[int, SourceBatch | Exception],
-    fallbacks: Sequence[tuple[Source, RunRecord]],
+    fallbacks: Sequence[tuple[Source, RunRecord]], burst: Burst | None = None,
 ) -> list[RunRecord]:
     """Each ready source loaded (or its outcome recorded), the fallbacks whose primary now holds
     data recorded skipped, and the fetch tokens of the sources that loaded stored."""
-    runs = [_load_one(con, p, batches.get(id(p))) for p in ready]
+    runs = [_load_one(con, p, batches.get(id(p)), burst) for p in ready]
     status = {run.source: run.status for run in runs}
     for source, run in fallbacks:
         primary = source.fallback_for or ""
         if status.get(primary) in _PRIMARY_HOLDS:
-            runs.append(record_outcome(con, Prepared(source, run, Failed.of(PrimaryLoaded(primary, status[primary])))))
+            runs.append(record_outcome(con, Prepared(source, run, Failed.of(PrimaryLoaded(primary, status[primary]))), burst))
     loaded = [(p.source.name, tokens, p.run.run_id) for p in ready
               if (tokens := getattr(p.outcome, "tokens", None)) is not None and p.run.status == "ok"]  # fmt: skip
     with _WRITE_LOCK:
@@ -495,15 +499,15 @@ def _write_each(
     return runs
 
 
-def _load_one(con: duckdb.DuckDBPyConnection, prepared: Prepared, batch: SourceBatch | Exception | None) -> RunRecord:
+def _load_one(con: duckdb.DuckDBPyConnection, prepared: Prepared, batch: SourceBatch | Exception | None, burst: Burst | None = None) -> RunRecord:
     try:
         if batch is None:
-            return record_outcome(con, prepared)
+            return record_outcome(con, prepared, burst)
         if isinstance(batch, Exception):
             raise batch
-        return load_batches(con, prepared.run, batch)
+        return load_batches(con, prepared.run, batch, burst)
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
-        return record_outcome(con, Prepared(prepared.source, prepared.run, Failed.of(exc)))
+        return record_outcome(con, Prepared(prepared.source, prepared.run, Failed.of(exc)), burst)
 
 
 class Steps:
@@ -547,7 +551,7 @@ def refresh_sources(
     The rate sources (`loads_first`, and with `prerequisites` every one of them while the warehouse
     holds no rates) load first; the others then fetch and parse concurrently with the warehouse
     closed, converting with the rates just loaded. Whatever is ready is validated together and
-    loaded in one opening of the file (each source in its own transaction), which closes again
+    loaded in one opening of the file (each source all or nothing), which closes again
     until more is ready: readers get in between those bursts. A fallback runs only when its
     primary (this refresh's run, else the warehouse's last) was skipped or failed; otherwise
     it is recorded skipped, in the opening that loaded its primary. A failure is recorded, never

@@ -128,9 +128,9 @@ def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     passes: list[int] = []
     real = pipeline._write_each
 
-    def counting(con, ready, batches, fallbacks):
+    def counting(con, ready, *args):
         passes.append(len(ready))
-        return real(con, ready, batches, fallbacks)
+        return real(con, ready, *args)
 
     monkeypatch.setattr(pipeline, "_write_each", counting)
     return passes
