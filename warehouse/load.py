@@ -259,12 +259,13 @@ def kept_keys(batch: Validated) -> pl.DataFrame:
     """
     contract = CONTRACTS[batch.table]
     schema = {k: v for k, v in contract.polars_schema().items() if k in contract.key}
-    valid = set(batch.frame.select(contract.key).iter_rows()) if batch.frame.height else set()
-    keys = set()
+    named = set()
     for rejected in batch.rejected:
         key = tuple(rejected.row.get(k) for k in contract.key)
-        if rejected.table == batch.table and all(isinstance(v, _KEY_TYPES) for v in key) and key not in valid:
-            keys.add(key)
+        if rejected.table == batch.table and all(isinstance(v, _KEY_TYPES) for v in key):
+            named.add(key)
+    valid = set(batch.frame.select(contract.key).iter_rows()) if named and batch.frame.height else set()  # many batches name none
+    keys = named - valid
     rows = [dict(zip(contract.key, key, strict=True)) for key in keys]
     try:
         return pl.DataFrame(rows, schema=schema, strict=False, orient="row") if rows else pl.DataFrame(schema=schema)
