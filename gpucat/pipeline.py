@@ -7,8 +7,8 @@ A refresh is three steps, each one function here:
   runs' fetch tokens and the exchange rates;
 - `prepare_source`: one source fetched (conditionally) and parsed, with the warehouse closed;
 - `load_prepared`: a burst of ready sources validated together, then loaded in one opening of
-  the warehouse, each in its own transaction (quarantine included); the fallbacks waiting on
-  those sources are settled in the same opening.
+  the warehouse and one commit, each source all or nothing (quarantine included; `_write_burst`);
+  the fallbacks waiting on those sources are settled in the same opening.
 
 `refresh_sources` sequences them: rate sources first, the others converting with the rates just
 loaded, a fallback only once its primary's outcome is known. A `Steps` says where each step
@@ -56,7 +56,7 @@ from gpucat.scrapers.http import Fetcher, make_client
 from gpucat.scrapers.normalize import NO_RATES, ExchangeRates, normalize
 from gpucat.warehouse import db, fetch_tokens, reference
 from gpucat.warehouse import runs as runs_log
-from gpucat.warehouse.load import RunRecord, load_source, record_failure
+from gpucat.warehouse.load import Burst, RunRecord, load_source, record_failure
 
 # Reference tables every refresh reloads from the repo: table -> (CSV, its pandera model).
 # The reviewed terms rows load into reviewed_*; the storage_terms / egress_terms views merge them
@@ -83,6 +83,7 @@ class FetchOptions:
     replay_dir: Path | None = None
     record_dir: Path | None = None
     settings: Settings = field(default_factory=Settings)  # read by the runner at its start (retries, AWS regions)
+    reference_cache: Path | None = None  # where validated reference CSVs are kept for the next new warehouse (reference.py)
 
 
 @dataclass(frozen=True)
@@ -317,19 +318,20 @@ def _scrubbed(rejected: list[Rejected]) -> list[Rejected]:
 
 
 @secrets_redacted()
-def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBatch) -> RunRecord:
-    """Batch checks and the atomic load; on failure `run` keeps the rejected rows for the record."""
+def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBatch, burst: Burst | None = None) -> RunRecord:
+    """Batch checks and the atomic load (within `burst`, which writes some of it at its end: load.Burst);
+    on failure `run` keeps the rejected rows for the record."""
     report(run.source, "loading")
     run.pages = batch.pages
     run.rows_fetched = sum(b.frame.height + len(b.rejected) for b in batch.batches)
     run.rows_skipped = batch.skipped
     with _WRITE_LOCK:
-        load_source(con, run, batch.batches)
+        load_source(con, run, batch.batches, burst)
     report(run.source, run.status, run.error if run.status == "quarantined" else f"{run.rows_valid} rows, {run.rows_rejected} rejected")
     return run
 
 
-def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared) -> RunRecord:
+def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared, burst: Burst | None = None) -> RunRecord:
     """The `scrape_runs` row of a source that does not load: unchanged (its rows stay current and
     count as seen now), skipped or failed."""
     run, outcome = prepared.run, prepared.outcome
@@ -341,7 +343,7 @@ def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared) -> RunRec
             report(run.source, "unchanged", outcome.reason)
         else:
             assert isinstance(outcome, Failed), "a parsed source loads (load_batches)"
-            record_failure(con, run, outcome.status, outcome.message)
+            record_failure(con, run, outcome.status, outcome.message, burst)
             report(run.source, outcome.status, outcome.message)
     return run
 
@@ -361,7 +363,7 @@ def start_refresh(writer: db.Writer, sources: Sequence[Source], options: FetchOp
     """Everything before the first fetch, in one opening of the warehouse. A refresh killed from
     here on leaves `running` rows, which the next one marks `interrupted`."""
     with writer.open() as con:
-        load_reference(con, options.settings.schedules)
+        load_reference(con, options.settings.schedules, options.reference_cache)
         rates = exchange_rates(con)
         chosen = with_prerequisites(sources, rates) if prerequisites else list(sources)
         runs = {source.name: new_run(source, flow_run_id, options.replay_dir) for source in chosen}
@@ -384,9 +386,9 @@ def load_prepared(
 ) -> tuple[list[RunRecord], dict[str, tuple[ExchangeRate, ...]] | None]:
     """Validate the ready sources together, then load them in one opening of the warehouse.
 
-    Validation runs before the file opens. Each source loads (or records why it did not) in its
-    own transaction, as `load_source` promises, and the fetch tokens of those that loaded are
-    stored in one more. `fallbacks` wait on a primary in `ready`: one whose primary now holds
+    Validation runs before the file opens. Each source loads (or records why it did not) all or
+    nothing, as `load_source` promises, and the fetch tokens of those that loaded are stored;
+    the burst commits once (`_write_burst`). `fallbacks` wait on a primary in `ready`: one whose primary now holds
     data is recorded skipped in the same opening, unfetched; the others are left to run. With
     `read_rates`, the exchange rates as they stand after these loads come back too. When the
     file cannot be opened, every run says why it was not recorded.
@@ -398,16 +400,7 @@ def load_prepared(
     rates = None
     try:
         with writer.open() as con:
-            runs += [_load_one(con, p, batches.get(id(p))) for p in ready]
-            status = {run.source: run.status for run in runs}
-            for source, run in fallbacks:
-                primary = source.fallback_for or ""
-                if status.get(primary) in _PRIMARY_HOLDS:
-                    runs.append(record_outcome(con, Prepared(source, run, Failed.of(PrimaryLoaded(primary, status[primary])))))
-            loaded = [(p.source.name, tokens, p.run.run_id) for p in ready
-                      if (tokens := getattr(parsed.get(id(p)), "tokens", None)) is not None and p.run.status == "ok"]  # fmt: skip
-            with _WRITE_LOCK:
-                fetch_tokens.save_all(con, loaded)
+            runs += _write_burst(con, ready, batches, fallbacks)
             if read_rates:
                 rates = exchange_rates(con)
     except DatabaseBusy as busy:
@@ -421,15 +414,100 @@ def load_prepared(
     return runs, rates
 
 
-def _load_one(con: duckdb.DuckDBPyConnection, prepared: Prepared, batch: SourceBatch | Exception | None) -> RunRecord:
+def _write_burst(
+    con: duckdb.DuckDBPyConnection, ready: Sequence[Prepared], batches: Mapping[int, SourceBatch | Exception],
+    fallbacks: Sequence[tuple[Source, RunRecord]],
+) -> list[RunRecord]:
+    """Every write of a burst, committed once: each source's own transaction joins the burst's.
+
+    A commit per source cost a fixtures refresh a tenth of its time; inside the one transaction,
+    what no later load of the burst reads is written once at its end (load.Burst). Each source still loads
+    all or nothing: when any of them rolls its transaction back (a batch refused mid-merge, an
+    engine error), the whole burst is rolled back and written again source by source, each in
+    its own transaction, from the runs as they were. A lake commits each transaction itself
+    (lake.LakeConnection replays one that lost a conflict), so there each source commits alone.
+    """
+    if type(con) is not duckdb.DuckDBPyConnection:
+        return _write_each(con, ready, batches, fallbacks)
+    before = [(run, dict(vars(run), rejected=list(run.rejected))) for run in [p.run for p in ready] + [run for _, run in fallbacks]]
+    joined = _JoinedTransactions(con)
+    con.begin()
+    try:
+        burst = Burst.start(con, [p.source.name for p in ready])
+        runs = _write_each(joined, ready, batches, fallbacks, burst)  # type: ignore[arg-type]  # quacks like a connection
+        if not joined.rolled_back:
+            burst.finish(con)
+            con.commit()
+            return runs
+    except Exception as exc:  # a source's failure inside its transaction, or the commit's: each source alone, below
+        if not joined.rolled_back and not isinstance(exc, duckdb.Error):
+            _rollback(con)
+            raise
+    except BaseException:
+        _rollback(con)
+        raise
+    _rollback(con)
+    for run, state in before:
+        vars(run).update(state, rejected=list(state["rejected"]))
+    return _write_each(con, ready, batches, fallbacks)
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    try:
+        con.rollback()
+    except duckdb.Error:  # a commit that failed has rolled back already
+        pass
+
+
+class _JoinedTransactions:
+    """A connection inside a burst's transaction: `begin` and `commit` join it, `rollback` marks
+    it to be rolled back and written again source by source (`_write_burst`)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self._con = con
+        self.rolled_back = False
+
+    def begin(self) -> None:
+        pass
+
+    def commit(self) -> None:
+        pass
+
+    def rollback(self) -> None:
+        self.rolled_back = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+def _write_each(
+    con: duckdb.DuckDBPyConnection, ready: Sequence[Prepared], batches: Mapping[int, SourceBatch | Exception],
+    fallbacks: Sequence[tuple[Source, RunRecord]], burst: Burst | None = None,
+) -> list[RunRecord]:
+    """Each ready source loaded (or its outcome recorded), the fallbacks whose primary now holds
+    data recorded skipped, and the fetch tokens of the sources that loaded stored."""
+    runs = [_load_one(con, p, batches.get(id(p)), burst) for p in ready]
+    status = {run.source: run.status for run in runs}
+    for source, run in fallbacks:
+        primary = source.fallback_for or ""
+        if status.get(primary) in _PRIMARY_HOLDS:
+            runs.append(record_outcome(con, Prepared(source, run, Failed.of(PrimaryLoaded(primary, status[primary]))), burst))
+    loaded = [(p.source.name, tokens, p.run.run_id) for p in ready
+              if (tokens := getattr(p.outcome, "tokens", None)) is not None and p.run.status == "ok"]  # fmt: skip
+    with _WRITE_LOCK:
+        fetch_tokens.save_all(con, loaded)
+    return runs
+
+
+def _load_one(con: duckdb.DuckDBPyConnection, prepared: Prepared, batch: SourceBatch | Exception | None, burst: Burst | None = None) -> RunRecord:
     try:
         if batch is None:
-            return record_outcome(con, prepared)
+            return record_outcome(con, prepared, burst)
         if isinstance(batch, Exception):
             raise batch
-        return load_batches(con, prepared.run, batch)
+        return load_batches(con, prepared.run, batch, burst)
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
-        return record_outcome(con, Prepared(prepared.source, prepared.run, Failed.of(exc)))
+        return record_outcome(con, Prepared(prepared.source, prepared.run, Failed.of(exc)), burst)
 
 
 class Steps:
@@ -473,7 +551,7 @@ def refresh_sources(
     The rate sources (`loads_first`, and with `prerequisites` every one of them while the warehouse
     holds no rates) load first; the others then fetch and parse concurrently with the warehouse
     closed, converting with the rates just loaded. Whatever is ready is validated together and
-    loaded in one opening of the file (each source in its own transaction), which closes again
+    loaded in one opening of the file (each source all or nothing), which closes again
     until more is ready: readers get in between those bursts. A fallback runs only when its
     primary (this refresh's run, else the warehouse's last) was skipped or failed; otherwise
     it is recorded skipped, in the opening that loaded its primary. A failure is recorded, never
@@ -502,7 +580,7 @@ def refresh_sources(
             for source in phase:
                 pending[steps.prepare(source, options, start.tokens.get(source.name), rates)] = source
             while pending:
-                done, _ = _gather(set(pending))
+                done, _ = _gather(set(pending), *(REPLAY_GATHER if options.replay_dir is not None else LIVE_GATHER))
                 ready = skips + [Prepared(source, start.runs[source.name], _outcome(future)) for future, source in pending.items() if future in done]
                 skips = []
                 for future in done:
@@ -530,18 +608,20 @@ def _outcome(future: Future[Outcome]) -> Outcome:
         return Failed.of(exc)
 
 
-# A burst waits for sources that finish close behind the first: replayed sources finish within
-# milliseconds of each other and load in one burst; live ones, seconds apart, each in their own.
-GATHER_GAP_S = 0.05
-GATHER_MAX_S = 1.0
+# A burst waits for sources that finish close behind the first (at most GAP apart, for at most
+# MAX in all): live ones, seconds apart, load each in their own burst. A replay reads local files,
+# so its preparations only wait on each other's parsing: it waits for them all (on a busy machine
+# parses finish tenths of a second apart), and a second opening and validation pass is saved.
+LIVE_GATHER = (0.05, 1.0)  # (GAP, MAX) in seconds
+REPLAY_GATHER = (1.0, 30.0)
 
 
-def _gather(pending: set[Future[Outcome]]) -> tuple[set[Future[Outcome]], set[Future[Outcome]]]:
+def _gather(pending: set[Future[Outcome]], gap_s: float = LIVE_GATHER[0], max_s: float = LIVE_GATHER[1]) -> tuple[set[Future[Outcome]], set[Future[Outcome]]]:
     """(done, still pending): at least one finished preparation, and those that finish soon after it."""
     done, pending = wait(pending, return_when=FIRST_COMPLETED)
-    deadline = time.monotonic() + GATHER_MAX_S
+    deadline = time.monotonic() + max_s
     while pending and time.monotonic() < deadline:
-        more, pending = wait(pending, timeout=GATHER_GAP_S, return_when=FIRST_COMPLETED)
+        more, pending = wait(pending, timeout=gap_s, return_when=FIRST_COMPLETED)
         if not more:
             break
         done |= more
@@ -556,7 +636,10 @@ def refresh_catalog(
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
-        options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir, settings=settings or Settings())
+        cache = settings.cache_root() / "reference" if settings is not None else None  # the edge's settings only: tests pass none
+        options = FetchOptions(
+            workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir, settings=settings or Settings(), reference_cache=cache
+        )
         return refresh_sources(db.Writer(db_file), sources, options)
 
 
@@ -606,11 +689,12 @@ def pages_from_files(paths: Sequence[Path]) -> list[Page]:
     return pages
 
 
-def load_reference(con: duckdb.DuckDBPyConnection, schedules: Path | None = None) -> dict[str, int]:
+def load_reference(con: duckdb.DuckDBPyConnection, schedules: Path | None = None, cache: Path | None = None) -> dict[str, int]:
     """Validate every reference CSV against its model, then replace the tables (and the sources'
     freshness budgets) in one transaction: only those whose file or code changed since they were
-    last loaded (warehouse/reference.py). Returns the rows written per table."""
-    tables = {table: reference.csv_reference(path, model) for table, (path, model) in REFERENCE_TABLES.items()}
+    last loaded (warehouse/reference.py). With `cache`, a CSV validated before (same file, same
+    model) is read back from there. Returns the rows written per table."""
+    tables = {table: reference.csv_reference(path, model, cache) for table, (path, model) in REFERENCE_TABLES.items()}
     config = schedules_file.config_path(schedules)
     budgets = reference.digest(config, Path(schedules_file.__file__), ",".join(sorted(all_sources())))
     tables["source_schedules"] = reference.Reference(budgets, partial(schedules_frame, config))  # freshness budgets, from the schedules file

@@ -33,6 +33,7 @@ def _no_user_env(monkeypatch: pytest.MonkeyPatch, _user_dirs: Path) -> None:
         if name.startswith("GPUCAT_") or name.endswith("_API_KEY"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(_user_dirs / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(_user_dirs / "cache"))  # a refresh keeps validated reference data there
     monkeypatch.setenv("LOCALAPPDATA", str(_user_dirs / "data"))
 
 

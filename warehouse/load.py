@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -78,7 +78,46 @@ def check_batch(source: str, rows_valid: int, last_good: quarantine.LastGood | N
         )
 
 
-def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequence[Validated]) -> None:
+@dataclass
+class Burst:
+    """The loads of one burst, inside its one transaction (`gpucat.pipeline`), and what they
+    leave to its end: each source loads once per burst and reads only its own runs and medians,
+    so its run's outcome, its rejected rows and its medians are written for all the burst's
+    sources at once (`finish`), and their last good runs are read at once when it starts.
+    A load without a burst reads and writes its own, statement by statement."""
+
+    last_good: dict[str, quarantine.LastGood] = field(default_factory=dict)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[tuple[RunRecord, list[Rejected]]] = field(default_factory=list)
+    medians: list[tuple[str, datetime]] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, con: duckdb.DuckDBPyConnection, sources: Sequence[str]) -> Burst:
+        rows = con.execute(query_sql("previous_ok_runs"), {"sources": sorted(set(sources))}).fetchall()
+        return cls(last_good={source: quarantine.LastGood(*counts) for source, *counts in rows})
+
+    def finish(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Write what the burst's loads left to its end (inside its transaction)."""
+        if self.outcomes:
+            with staged_frame(con, "outcomes_frame", pl.DataFrame(self.outcomes, schema=_OUTCOME_SCHEMA)):
+                con.execute(query_sql("finish_scrape_runs"))
+                con.execute(query_sql("insert_finished_scrape_runs"))
+        chunk: list[tuple[RunRecord, Rejected]] = []
+        for run, rejected in self.rejected:
+            for row in rejected:
+                chunk.append((run, row))
+                if len(chunk) == REJECTED_CHUNK:
+                    _insert_rejected(con, chunk)
+                    chunk = []
+        if chunk:
+            _insert_rejected(con, chunk)
+        if self.medians:
+            frame = pl.DataFrame(self.medians, schema={"source": pl.String, "observed_at": pl.Datetime(time_zone="UTC")}, orient="row")
+            with staged_frame(con, "medians_frame", frame):
+                con.execute(query_sql("record_burst_gpu_medians"))
+
+
+def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequence[Validated], burst: Burst | None = None) -> None:
     """Batch checks, anomaly checks, then merge every table of the source and record the run, atomically.
 
     On a batch-check failure the run is recorded as failed (with its rejected rows) and the
@@ -89,14 +128,14 @@ def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequenc
     run.rows_valid = sum(b.frame.height for b in batches)
     run.rejected.extend(r for b in batches for r in b.rejected)
     run.rows_rejected = len(run.rejected)
-    last_good = quarantine.last_good_run(con, run.source)
+    last_good = burst.last_good.get(run.source) if burst is not None else quarantine.last_good_run(con, run.source)
     check_batch(run.source, run.rows_valid, last_good)
     verdict = quarantine.inspect(con, run.source, batches, last_good)
     if verdict.reasons:
         run.error = "quarantined: " + "; ".join(verdict.reasons)
         with transaction(con):
             quarantine.keep(con, run.run_id, run.source, run.provider, datetime.now(UTC), batches, verdict.reasons)
-            _record(con, run, status="quarantined")
+            _record(con, run, status="quarantined", burst=burst)
         return
     implausible = [r for before, after in zip(batches, verdict.batches, strict=True) for r in after.rejected[len(before.rejected):]]
     run.rejected.extend(implausible)
@@ -108,7 +147,7 @@ def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequenc
     run.rows_rejected = len(run.rejected)
     if run.capture is not None:
         run.captured_at = max((b.frame["scraped_at"].max() for b in batches if b.frame.height), default=None)
-    _merge_and_record(con, run, owned)
+    _merge_and_record(con, run, owned, burst)
 
 
 def _without_foreign_keys(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRecord) -> Validated:
@@ -131,7 +170,7 @@ def _without_foreign_keys(con: duckdb.DuckDBPyConnection, batch: Validated, run:
     return Validated(batch.table, batch.frame.filter(~clash), [*batch.rejected, *rejected])
 
 
-def _merge_and_record(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequence[Validated]) -> None:
+def _merge_and_record(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequence[Validated], burst: Burst | None) -> None:
     with transaction(con):
         retire = sorted(siblings(run.source))
         if retire and any(b.table == "offers" and b.frame.height for b in batches):
@@ -139,8 +178,8 @@ def _merge_and_record(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: S
             con.execute(query_sql("retire_sibling_offers"), {"provider": run.provider, "siblings": retire, "observed_at": observed_at})
         for batch in batches:
             if batch.frame.height:
-                merge_versions(con, batch, run)
-        _record(con, run, status="ok")
+                merge_versions(con, batch, run, burst)
+        _record(con, run, status="ok", burst=burst)
 
 
 def accept_quarantined(con: duckdb.DuckDBPyConnection, run_id: str) -> RunRecord:
@@ -159,15 +198,15 @@ def accept_quarantined(con: duckdb.DuckDBPyConnection, run_id: str) -> RunRecord
     return run
 
 
-def record_failure(con: duckdb.DuckDBPyConnection, run: RunRecord, status: str, error: str) -> None:
+def record_failure(con: duckdb.DuckDBPyConnection, run: RunRecord, status: str, error: str, burst: Burst | None = None) -> None:
     """A failed or skipped source: one `scrape_runs` row (and any rejected rows), nothing else."""
     run.error = error
     run.rows_rejected = len(run.rejected)
     with transaction(con):
-        _record(con, run, status=status)
+        _record(con, run, status=status, burst=burst)
 
 
-def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRecord) -> None:
+def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRecord, burst: Burst | None = None) -> None:
     """Merge a validated batch into its versioned table (SCD2: history only on change).
 
     The source's current versions are read once into a plan (merge_plan.sql) that says what
@@ -188,7 +227,9 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         "staged_columns": ", ".join(f"s.{c}" for c in columns),
     }
     kept = kept_keys(batch)
-    with staged_frame(con, "staged", staged), (staged_frame(con, "kept", kept) if kept.height else _no_kept(con, names["keys"])):
+    # Most loads keep nothing: then no `kept` table is staged, and the plan reads an empty one.
+    names["kept"] = "kept" if kept.height else "(SELECT * FROM staged WHERE false)"
+    with staged_frame(con, "staged", staged), (staged_frame(con, "kept", kept) if kept.height else nullcontext()):
         [(planned,)] = con.execute(query_sql("merge_plan").format(**names), {"source": run.source, "delists": batch.table == "offers"}).fetchall()
         counts = {action: (n, inverted) for action, n, inverted in con.execute(query_sql("merge_plan_counts"), {"observed_at": observed_at}).fetchall()} if planned else {}
         inverted = sum(counts.get(action, (0, 0))[1] for action in ("close", "delist"))
@@ -204,15 +245,10 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         if "seen" in counts:
             con.execute(query_sql("merge_touch").format(**names), {"run_id": run.run_id})
         con.execute(query_sql("merge_insert").format(**names), {"run_id": run.run_id})
-    if batch.table == "offers":  # the quarantine's drift check reads the source's medians as of each load
+    if batch.table == "offers" and burst is not None:  # no later load of the burst reads this source's medians
+        burst.medians.append((run.source, observed_at))
+    elif batch.table == "offers":  # the quarantine's drift check reads the source's medians as of each load
         con.execute(query_sql("record_gpu_medians"), {"source": run.source, "observed_at": observed_at})
-
-
-@contextmanager
-def _no_kept(con: duckdb.DuckDBPyConnection, keys: str) -> Iterator[None]:
-    """An empty `kept` with the key columns of `staged` (most loads keep nothing: no file to write)."""
-    con.execute(query_sql("no_kept_keys").format(keys=keys.replace("v.", "")))
-    yield
 
 
 def kept_keys(batch: Validated) -> pl.DataFrame:
@@ -223,12 +259,13 @@ def kept_keys(batch: Validated) -> pl.DataFrame:
     """
     contract = CONTRACTS[batch.table]
     schema = {k: v for k, v in contract.polars_schema().items() if k in contract.key}
-    valid = set(batch.frame.select(contract.key).iter_rows()) if batch.frame.height else set()
-    keys = set()
+    named = set()
     for rejected in batch.rejected:
         key = tuple(rejected.row.get(k) for k in contract.key)
-        if rejected.table == batch.table and all(isinstance(v, _KEY_TYPES) for v in key) and key not in valid:
-            keys.add(key)
+        if rejected.table == batch.table and all(isinstance(v, _KEY_TYPES) for v in key):
+            named.add(key)
+    valid = set(batch.frame.select(contract.key).iter_rows()) if named and batch.frame.height else set()  # many batches name none
+    keys = named - valid
     rows = [dict(zip(contract.key, key, strict=True)) for key in keys]
     try:
         return pl.DataFrame(rows, schema=schema, strict=False, orient="row") if rows else pl.DataFrame(schema=schema)
@@ -244,7 +281,7 @@ def content_hashes(frame: pl.DataFrame, columns: Iterable[str]) -> list[str]:
     ]
 
 
-def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> None:
+def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str, burst: Burst | None = None) -> None:
     run.status = status
     run.finished_at = run.finished_at or datetime.now(UTC)
     outcome = {
@@ -264,25 +301,32 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
         "capture": run.capture,
         "captured_at": run.captured_at,
     }
+    if burst is not None:
+        burst.outcomes.append(outcome)
+        burst.rejected.append((run, list(run.rejected)))
+        return
     [(finished,)] = con.execute(query_sql("finish_scrape_run"), outcome).fetchall()  # the run's start row gives way to its outcome
     if not finished:
         con.execute(query_sql("insert_scrape_run"), outcome)
     for first in range(0, len(run.rejected), REJECTED_CHUNK):
-        chunk = run.rejected[first : first + REJECTED_CHUNK]
-        frame = pl.DataFrame(
-            {
-                "run_id": [run.run_id] * len(chunk),
-                "source": [run.source] * len(chunk),
-                "provider": [run.provider] * len(chunk),
-                "table_name": [r.table for r in chunk],
-                "reasons": [list(r.reasons) for r in chunk],
-                "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for r in chunk],
-                "rejected_at": [run.finished_at] * len(chunk),
-            },
-            schema=_REJECTED_SCHEMA,
-        )
-        with staged_frame(con, "rejected_frame", frame):
-            con.execute(query_sql("insert_rejected_rows"))
+        _insert_rejected(con, [(run, r) for r in run.rejected[first : first + REJECTED_CHUNK]])
+
+
+def _insert_rejected(con: duckdb.DuckDBPyConnection, chunk: Sequence[tuple[RunRecord, Rejected]]) -> None:
+    frame = pl.DataFrame(
+        {
+            "run_id": [run.run_id for run, _ in chunk],
+            "source": [run.source for run, _ in chunk],
+            "provider": [run.provider for run, _ in chunk],
+            "table_name": [r.table for _, r in chunk],
+            "reasons": [list(r.reasons) for _, r in chunk],
+            "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for _, r in chunk],
+            "rejected_at": [run.finished_at for run, _ in chunk],
+        },
+        schema=_REJECTED_SCHEMA,
+    )
+    with staged_frame(con, "rejected_frame", frame):
+        con.execute(query_sql("insert_rejected_rows"))
 
 
 # Rejected rows are written this many at a time: a marketplace answer may reject tens of
@@ -297,6 +341,14 @@ _REJECTED_SCHEMA = {
     "row_json": pl.String,
     "rejected_at": pl.Datetime(time_zone="UTC"),
 }
+
+
+_OUTCOME_SCHEMA = {
+    "run_id": pl.String, "flow_run_id": pl.String, "source": pl.String, "provider": pl.String,
+    "started_at": pl.Datetime(time_zone="UTC"), "finished_at": pl.Datetime(time_zone="UTC"), "status": pl.String,
+    "rows_fetched": pl.Int64, "rows_valid": pl.Int64, "rows_rejected": pl.Int64, "rows_skipped": pl.Int64, "pages": pl.Int64,
+    "error": pl.String, "capture": pl.String, "captured_at": pl.Datetime(time_zone="UTC"),
+}  # fmt: skip
 
 
 def _json_default(value: Any) -> str:

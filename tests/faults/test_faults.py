@@ -85,7 +85,7 @@ def test_fault(name: str, fault: Fault, catalog: Path, tmp_path: Path, monkeypat
         assert [r.status for r in clean] == ["ok"], [r.error for r in clean]
     sleeps: list[float] = []
     monkeypatch.setattr(pipeline, "Fetcher", functools.partial(http.Fetcher, sleep=sleeps.append))
-    monkeypatch.setattr(pipeline, "load_reference", lambda con, schedules=None: {})  # the copied catalog has it
+    monkeypatch.setattr(pipeline, "load_reference", lambda con, schedules=None, cache=None: {})  # the copied catalog has it
     monkeypatch.setattr(
         pipeline, "make_client",
         lambda s, transport: http.make_client(s, FaultTransport(transport, fault) if s.name == name else transport),

@@ -121,3 +121,59 @@ def test_a_burst_that_cannot_open_the_file_says_why_on_every_run(tmp_path: Path)
         ("example-a", "failed", f"DatabaseBusy: {busy}; not recorded: {busy}"),
         ("example-c", "failed", f"FetchError: example-c: connection refused; not recorded: {busy}"),
     ]
+
+
+def _counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many sources each pass over a burst's writes held: one pass when the burst commits once."""
+    passes: list[int] = []
+    real = pipeline._write_each
+
+    def counting(con, ready, *args):
+        passes.append(len(ready))
+        return real(con, ready, *args)
+
+    monkeypatch.setattr(pipeline, "_write_each", counting)
+    return passes
+
+
+def test_a_clean_burst_writes_its_sources_in_one_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    passes = _counting_writes(monkeypatch)
+    a, b = example_source("example-a"), example_source("example-b")
+    ready = [pipeline.Prepared(s, pipeline.new_run(s), pipeline.Parsed([offer(source=s.name, offer_id=f"{s.name}-{i}") for i in range(3)], pages=1))
+             for s in (a, b)]  # fmt: skip
+    runs, _ = pipeline.load_prepared(db.Writer(tmp_path / "w.duckdb"), ready)
+    assert [(r.source, r.status, r.rows_valid) for r in runs] == [("example-a", "ok", 3), ("example-b", "ok", 3)]
+    assert passes == [2]
+    with db.connect(tmp_path / "w.duckdb", read_only=True) as con:
+        assert con.execute("SELECT source, count(*) FROM current_offers GROUP BY source ORDER BY source").fetchall() == [("example-a", 3), ("example-b", 3)]
+
+
+def test_a_source_refused_mid_merge_fails_alone_and_leaves_its_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Its transaction had begun (the batch staged, its plan made) when the merge refused the batch:
+    the burst is rolled back and written again source by source, so the others still load."""
+    from datetime import UTC, datetime
+
+    from gpucat.schemas.validate import Validated, validate
+
+    path = tmp_path / "w.duckdb"
+    a, b, c = example_source("example-a"), example_source("example-b"), example_source("example-c")
+    with db.connect(path) as con:  # b's current offers were seen in 2099: a batch of today would end them before they began
+        early = validate("offers", [offer(source="example-b", offer_id=f"b{i}") for i in range(3)]).frame
+        pipeline.load_batches(con, pipeline.new_run(b), pipeline.SourceBatch([Validated("offers", early.with_columns(scraped_at=datetime(2099, 1, 1, tzinfo=UTC)), [])], 1))
+        held = con.execute("SELECT * FROM offer_versions ORDER BY offer_id").fetchall()
+    passes = _counting_writes(monkeypatch)
+    ready = [
+        pipeline.Prepared(a, pipeline.new_run(a), pipeline.Parsed([offer(source="example-a", offer_id=f"a{i}") for i in range(3)], pages=1)),
+        pipeline.Prepared(b, pipeline.new_run(b), pipeline.Parsed([offer(source="example-b", offer_id=f"b{i}", price=56.0, usd_per_hour=56.0, usd_per_gpu_hour=7.0) for i in range(3)], pages=1)),
+        pipeline.Prepared(c, pipeline.new_run(c), pipeline.Parsed([offer(source="example-c", offer_id=f"c{i}") for i in range(2)], pages=1)),
+    ]
+    runs, _ = pipeline.load_prepared(db.Writer(path), ready)
+    assert [(r.source, r.status, len(r.rejected)) for r in runs] == [("example-a", "ok", 0), ("example-b", "failed", 0), ("example-c", "ok", 0)]
+    assert "would end 3 offers versions before they began" in (runs[1].error or "")
+    assert passes == [3, 3]  # joined, then source by source
+    with db.connect(path, read_only=True) as con:
+        assert con.execute("SELECT * FROM offer_versions WHERE source = 'example-b' ORDER BY offer_id").fetchall() == held
+        assert con.execute("SELECT source, count(*) FROM current_offers GROUP BY source ORDER BY source").fetchall() == [
+            ("example-a", 3), ("example-b", 3), ("example-c", 2)]  # fmt: skip
+        assert con.execute("SELECT source, status FROM scrape_runs WHERE run_id IN (SELECT unnest($ids)) ORDER BY source", {"ids": [r.run_id for r in runs]}).fetchall() == [
+            ("example-a", "ok"), ("example-b", "failed"), ("example-c", "ok")]  # fmt: skip

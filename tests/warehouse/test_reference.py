@@ -73,3 +73,35 @@ def test_rows_edited_by_hand_are_restored_by_the_next_refresh(con):
     con.execute("UPDATE source_schedules SET stale_after_hours = 1e9")
     assert set(pipeline.load_reference(con)) == {"source_schedules"}
     assert con.execute("SELECT source, stale_after_hours FROM source_schedules ORDER BY source").fetchall() == budgets
+
+
+def test_a_cached_validation_serves_the_next_new_warehouse_with_the_same_rows(tmp_path):
+    cache = tmp_path / "cache"
+    first = db.connect(tmp_path / "first.duckdb")
+    pipeline.load_reference(first, cache=cache)
+    assert sorted(p.name.split("-")[0] for p in cache.glob("*.parquet")) == sorted(p.stem for p, _ in pipeline.REFERENCE_TABLES.values())
+    table = reference.csv_reference(GPU_MODELS_CSV, GpuModelRow, cache)
+    cached = reference.Reference(table.digest, lambda: reference.cached_frame(next(cache.glob("gpu_models-*.parquet")), _never))
+    second = db.connect(tmp_path / "second.duckdb")
+    assert db.load_changed_reference(second, {"gpu_models": cached}) == {"gpu_models": table.frame().height}
+    pipeline.load_reference(second, cache=cache)
+    for table_name in pipeline.REFERENCE_TABLES:
+        query = f"SELECT * FROM {table_name} ORDER BY ALL"
+        assert second.execute(query).fetchall() == first.execute(query).fetchall()
+    first.close()
+    second.close()
+
+
+def test_a_cached_frame_that_cannot_be_read_is_validated_again(tmp_path):
+    file = tmp_path / "gpu_models-x.parquet"
+    file.write_bytes(b"not parquet")
+    frame = reference.cached_frame(file, lambda: GpuModelRow.validate(pl.read_csv(GPU_MODELS_CSV, infer_schema_length=None)))
+    assert reference.cached_frame(file, _never).equals(frame)
+
+
+def test_a_changed_file_misses_the_cache(tmp_path):
+    cache, csv = tmp_path / "cache", tmp_path / "gpu_models.csv"
+    csv.write_bytes(GPU_MODELS_CSV.read_bytes())
+    before = reference.csv_reference(csv, GpuModelRow, cache).frame()
+    csv.write_text("\n".join(csv.read_text().splitlines()[:-1]) + "\n")
+    assert reference.csv_reference(csv, GpuModelRow, cache).frame().height == before.height - 1

@@ -5,13 +5,14 @@
 -- (rejected this run but still listed, or already delisted and still absent). The statements
 -- that apply it (merge_*.sql) find their rows by rowid, so the table is read once per load.
 -- Registered by the load: `staged` (the batch, with content_hash) and `kept` (keys of rows the
--- source still lists that failed validation). {versions}, {key_match} and {keys}: identifiers
--- from the table contract in code, never user input.
+-- source still lists that failed validation; {kept} names it, or an empty table when there are
+-- none). {versions}, {key_match}, {keys} and {kept}: identifiers from the table contract in code,
+-- never user input.
 CREATE OR REPLACE TEMP TABLE merge_plan AS
 SELECT v.rowid AS version_rowid, v.valid_from, v.content_hash, {keys},
        CASE
            WHEN EXISTS (SELECT 1 FROM staged AS s WHERE {key_match} AND s.content_hash = v.content_hash) THEN 'seen'
-           WHEN EXISTS (SELECT 1 FROM kept AS s WHERE {key_match}) THEN 'keep'
+           WHEN EXISTS (SELECT 1 FROM {kept} AS s WHERE {key_match}) THEN 'keep'
            WHEN EXISTS (SELECT 1 FROM staged AS s WHERE {key_match}) THEN 'close'
            WHEN v.content_hash LIKE 'delisted:%' THEN 'keep'
            WHEN $delists THEN 'delist'
