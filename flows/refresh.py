@@ -145,6 +145,7 @@ def refresh(
                 replay_dir=Path(replay_dir) if replay_dir else None,
                 record_dir=Path(record_dir) if record_dir else None,
                 settings=settings,
+                reference_cache=settings.cache_root() / "reference",  # as the in-process refresh: a new warehouse skips pandera on unchanged CSVs
             )
             flow_run_id = str(flow_run.id) if flow_run.id else None
             runs = pipeline.refresh_sources(writer, sources, options, steps=TaskSteps(), flow_run_id=flow_run_id)
