@@ -25,8 +25,6 @@ WHOLE_ENVIRON = {
     ("gpucat/pipeline.py", "fetch_source"): "provider API keys (RUNPOD_API_KEY, ...): the providers' variables",
     ("gpucat/pipeline.py", "known_secrets"): "provider API keys' values, scrubbed from anything stored",
     ("scrapers/http.py", "__init__"): "provider API keys: the Fetcher reads its source's key",
-    ("flows/serve.py", "serve"): "GPUCAT_DASK_* for served runs' processes: the Dask entrypoint picks its "
-                                 "cluster at import, before any parameter, and Prefect's runner passes runs no env of their own",
 }  # fmt: skip
 
 
