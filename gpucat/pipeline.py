@@ -160,10 +160,11 @@ def fetch_source(source: Source, options: FetchOptions, previous: FetchTokens | 
 
 
 @secrets_redacted()
-def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES) -> list[ParseItem]:
-    """Parse every page, run the source's batch pass, then normalize (GPU names, USD with `rates`)."""
+def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES, *, processes: int | None = None) -> list[ParseItem]:
+    """Parse every page, run the source's batch pass, then normalize (GPU names, USD with `rates`).
+    `processes`: how many may scan one large file (`Settings.parse_processes`)."""
     report(source.name, "parsing")
-    return list(normalize(parse_pages(source, pages), rates))
+    return list(normalize(parse_pages(source, pages, processes=processes), rates))
 
 
 def rate_warnings(items: Sequence[ParseItem]) -> list[str]:
@@ -261,7 +262,7 @@ def prepare_source(source: Source, options: FetchOptions, previous: FetchTokens 
     """Fetch and parse one source; never opens the warehouse, never raises (a failure is its outcome)."""
     try:
         fetched = fetch_source(source, options, previous)
-        return Parsed(parse_source(source, fetched.pages, rates), len(fetched.pages), fetched.tokens)
+        return Parsed(parse_source(source, fetched.pages, rates, processes=options.settings.parse_processes), len(fetched.pages), fetched.tokens)
     except SourceUnchanged as unchanged:
         return Unchanged(str(unchanged), unchanged.checked_at)
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on

@@ -444,6 +444,7 @@ on stderr names every currency whose nearest rate is missing or over 7 days olde
 offer (those rows show as `stale_exchange_rate`).
     """
     from gpucat import pipeline
+    from gpucat.cli._common import cli_settings
     from gpucat.schemas.records import Rejected
     from gpucat.scrapers import all_sources, get_source
     from gpucat.suggest import check_names
@@ -457,7 +458,7 @@ offer (those rows show as `stale_exchange_rate`).
 
         with connect(db, read_only=True) as con:
             rates = pipeline.exchange_rates(con)
-    items = pipeline.parse_source(chosen, pages, rates)
+    items = pipeline.parse_source(chosen, pages, rates, processes=cli_settings().parse_processes)
     if db is not None:  # without --db every non-USD price lacks a rate, as the help says
         for warning in pipeline.rate_warnings(items):
             typer.echo(f"warning: {warning}", err=True)
