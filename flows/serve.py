@@ -116,20 +116,18 @@ def serve(
     groups: list[str] | None = None,
     limit: int | None = None,
     dask: DaskCluster | None = None,
-    settings: Settings | None = None,
+    settings: Settings,
 ) -> None:
     """Register every group's deployment on the Prefect API and run their runs until interrupted.
 
-    `settings` are the caller's (`gpucat serve` reads them as it starts; default: this process's
-    environment): the schedules file and the default database are resolved from them here, once,
-    and handed to the runs as parameters."""
+    `settings` are the caller's (`gpucat serve` reads them as it starts): the schedules file and
+    the default database are resolved from them here, once, and handed to the runs as parameters."""
     if not api_url():
         raise UserInputError(
             "gpucat serve needs a Prefect API: run `prefect server start`, then set PREFECT_API_URL=http://127.0.0.1:4200/api"
         )
     if every is not None and every <= 0:
         raise UserInputError(f"--every must be a positive number of seconds, got {every:g}")
-    settings = settings or Settings.from_env()
     schedules_file = config or settings.schedules  # runs get it as a parameter (their freshness budgets)
     chosen = select_groups(load_groups(schedules_file), groups)
     flow = served_flow(dask)  # the runner runs this object in each run's process (its task runner included)
@@ -147,7 +145,7 @@ def serve(
 
 def main() -> None:
     """`python -m flows.serve`: serve the shipped schedules (`gpucat serve` has the options)."""
-    serve()
+    serve(settings=Settings.from_env())  # this entry point is an edge: the settings are read here
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ each a task (flows/refresh.py), and its Dask runner sends the preparations to wo
 from __future__ import annotations
 
 import os
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -69,11 +68,6 @@ REFERENCE_TABLES: dict[str, tuple[Path, type[pa.DataFrameModel]]] = {
     "reviewed_egress_terms": (egress_terms.CSV, egress_terms.EgressTerms),
     "terms_null_reasons": (null_reasons.CSV, null_reasons.NullReasons),
 }
-
-# DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting
-# (re-entrant: a `db.Writer` write already holds its own turn).
-_WRITE_LOCK = threading.RLock()
-
 
 @dataclass(frozen=True)
 class FetchOptions:
@@ -324,8 +318,7 @@ def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBa
     run.pages = batch.pages
     run.rows_fetched = sum(b.frame.height + len(b.rejected) for b in batch.batches)
     run.rows_skipped = batch.skipped
-    with _WRITE_LOCK:
-        load_source(con, run, batch.batches)
+    load_source(con, run, batch.batches)
     report(run.source, run.status, run.error if run.status == "quarantined" else f"{run.rows_valid} rows, {run.rows_rejected} rejected")
     return run
 
@@ -334,16 +327,15 @@ def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared) -> RunRec
     """The `scrape_runs` row of a source that does not load: unchanged (its rows stay current and
     count as seen now), skipped or failed."""
     run, outcome = prepared.run, prepared.outcome
-    with _WRITE_LOCK:
-        if isinstance(outcome, Unchanged):
-            if run.capture is not None:
-                run.captured_at = outcome.checked_at
-            fetch_tokens.record_unchanged(con, run, prepared.source.tables, outcome.checked_at)
-            report(run.source, "unchanged", outcome.reason)
-        else:
-            assert isinstance(outcome, Failed), "a parsed source loads (load_batches)"
-            record_failure(con, run, outcome.status, outcome.message)
-            report(run.source, outcome.status, outcome.message)
+    if isinstance(outcome, Unchanged):
+        if run.capture is not None:
+            run.captured_at = outcome.checked_at
+        fetch_tokens.record_unchanged(con, run, prepared.source.tables, outcome.checked_at)
+        report(run.source, "unchanged", outcome.reason)
+    else:
+        assert isinstance(outcome, Failed), "a parsed source loads (load_batches)"
+        record_failure(con, run, outcome.status, outcome.message)
+        report(run.source, outcome.status, outcome.message)
     return run
 
 
@@ -407,8 +399,7 @@ def load_prepared(
                     runs.append(record_outcome(con, Prepared(source, run, Failed.of(PrimaryLoaded(primary, status[primary])))))
             loaded = [(p.source.name, tokens, p.run.run_id) for p in ready
                       if (tokens := getattr(parsed.get(id(p)), "tokens", None)) is not None and p.run.status == "ok"]  # fmt: skip
-            with _WRITE_LOCK:
-                fetch_tokens.save_all(con, loaded)
+            fetch_tokens.save_all(con, loaded)
             if read_rates:
                 rates = exchange_rates(con)
     except DatabaseBusy as busy:
@@ -480,7 +471,7 @@ def refresh_sources(
     it is recorded skipped, in the opening that loaded its primary. A failure is recorded, never
     raised.
     """
-    writer = db.Writer.of(warehouse)
+    writer = db.as_writer(warehouse)
     steps = steps or Steps()
     try:
         start = steps.start(writer, sources, options, prerequisites, flow_run_id)
@@ -550,7 +541,7 @@ def _gather(pending: set[Future[Outcome]]) -> tuple[set[Future[Outcome]], set[Fu
 
 
 def refresh_catalog(
-    db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None,
+    db_file: str | Path, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None,
     settings: Settings | None = None,
 ) -> list[RunRecord]:
     """A whole refresh in this process (`gpucat refresh`), with its prerequisites, fetched pages in a temporary folder."""
@@ -558,7 +549,7 @@ def refresh_catalog(
 
     with tempfile.TemporaryDirectory(prefix="gpucat-") as workdir:
         options = FetchOptions(workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir, settings=settings or Settings())
-        return refresh_sources(db.Writer(db_file), sources, options)
+        return refresh_sources(db.writer(db_file, lake_data=options.settings.lake_data), sources, options)
 
 
 def summary_row(run: RunRecord) -> dict[str, object]:

@@ -390,10 +390,9 @@ def sql(
     statement stops at --timeout or on Ctrl-C, and runs under a memory limit.
     """
     from gpucat import catalog
-    from gpucat.warehouse.db import connect
 
     cap = max_rows if max_rows is not None else (TABLE_MAX_ROWS if output is SqlFormat.table else None)
-    with connect(db, read_only=not write) as con, catalog.stream_sql(con, query, write=write, timeout_s=timeout) as run:
+    with open_catalog(db, read_only=not write) as con, catalog.stream_sql(con, query, write=write, timeout_s=timeout) as run:
         rows, cut = _capped(run.batches, cap)
         if output is SqlFormat.csv:
             print_csv(run.columns, rows)
@@ -486,7 +485,6 @@ def export(
 ) -> None:
     """Write every table and view as Parquet, with a manifest (rows, schema, sha256 per file)."""
     from gpucat.export import export_snapshot, verify_snapshot
-    from gpucat.warehouse.db import connect
 
     if verify is not None:
         problems = verify_snapshot(verify)
@@ -499,7 +497,7 @@ def export(
         return
     if out is None:
         raise UserInputError("pass --out DIR (or --verify SNAPSHOT)")
-    with connect(db, read_only=True) as con:
+    with open_catalog(db) as con:
         snapshot = export_snapshot(con, out)
     if as_json:
         echo_json({"path": str(snapshot.path), **snapshot.manifest})

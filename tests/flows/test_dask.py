@@ -89,11 +89,11 @@ def test_the_steps_ran_in_worker_processes(on_dask):
 
 
 def test_writer_travels_as_its_path(tmp_path):
-    writer = pickle.loads(pickle.dumps(db.Writer(tmp_path / "w.duckdb")))
+    writer = pickle.loads(pickle.dumps(db.writer(tmp_path / "w.duckdb")))
     with writer.open() as con:
         assert con.execute("SELECT 1").fetchone() == (1,)
     with pytest.raises(TypeError, match="open connection"):
-        pickle.dumps(db.Writer(":memory:"))
+        pickle.dumps(db.writer(":memory:"))
 
 
 def test_served_runs_on_dask_get_their_runner_from_serve_not_the_environment(monkeypatch, tmp_path):

@@ -14,6 +14,7 @@ import pytest
 
 from gpucat import pipeline
 from gpucat.schemas.errors import DatabaseMissing, GpucatError
+from gpucat.schemas.settings import Settings
 from gpucat.scrapers import get_source
 from gpucat.warehouse import db, lake, lake_schema
 from tests.conftest import FIXTURES
@@ -22,9 +23,11 @@ SOURCES = ["aws-spot", "ecb-rates", "runpod-graphql"]
 
 
 @pytest.fixture
-def lake_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(lake.DATA_ENV, str(tmp_path / "data"))
-    return f"ducklake:{tmp_path / 'meta.ducklake'}"
+def lake_url(tmp_path: Path) -> str:
+    """A new lake (DuckLake's own tables, no gpucat migrations yet) that keeps its files in tmp_path/data."""
+    url = f"ducklake:{tmp_path / 'meta.ducklake'}"
+    lake.attach(url, lake_data=str(tmp_path / "data")).close()
+    return url
 
 
 # --- the migration transform ----------------------------------------------------------------
@@ -119,12 +122,12 @@ def test_the_postgres_extension_gets_its_real_name_by_link_or_copy(tmp_path: Pat
     assert not copied.is_symlink() and copied.read_bytes() == b"extension bytes"
 
 
-def test_target_resolution_prefers_the_warehouse(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GPUCAT_DB", "file.duckdb")
-    assert db.db_path() == Path("file.duckdb")
-    monkeypatch.setenv(lake.WAREHOUSE_ENV, "ducklake:postgres:dbname=gpucat host=127.0.0.1")
-    assert db.db_path() == "ducklake:postgres:dbname=gpucat host=127.0.0.1"
-    assert db.db_path("mine.duckdb") == Path("mine.duckdb")  # an explicit --db wins
+def test_target_resolution_prefers_the_warehouse() -> None:
+    env = {"GPUCAT_DB": "file.duckdb"}
+    assert db.db_path(None, Settings.from_env(env)) == Path("file.duckdb")
+    env[lake.WAREHOUSE_ENV] = "ducklake:postgres:dbname=gpucat host=127.0.0.1"
+    assert db.db_path(None, Settings.from_env(env)) == "ducklake:postgres:dbname=gpucat host=127.0.0.1"
+    assert db.db_path("mine.duckdb", Settings.from_env(env)) == Path("mine.duckdb")  # an explicit --db wins
 
 
 def test_the_cli_hands_a_lake_url_through_unchanged(tmp_path: Path) -> None:
@@ -190,7 +193,7 @@ def test_a_reader_of_a_lake_that_needs_migrations_is_told(lake_url: str) -> None
 def refresh(target, names: list[str]) -> list:
     with tempfile.TemporaryDirectory() as work:
         options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
-        return pipeline.refresh_sources(db.Writer(target), [get_source(n) for n in names], options, prerequisites=False)
+        return pipeline.refresh_sources(db.writer(target), [get_source(n) for n in names], options, prerequisites=False)
 
 
 CURRENT = "SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY ALL"
@@ -359,16 +362,17 @@ def test_the_prefect_flow_refreshes_a_lake(lake_url: str) -> None:
     assert runs == [(name, "ok", True) for name in sorted(SOURCES)]
 
 
-def test_a_lake_writer_travels_to_another_process_as_its_url(lake_url: str) -> None:
-    """Task runners (Dask) pickle the Writer: a lake's attached connection stays behind, the URL goes."""
+def test_a_lake_writer_travels_to_another_process_as_its_url(lake_url: str, tmp_path: Path) -> None:
+    """Task runners (Dask) pickle the writer: a lake's attached connection stays behind, the URL goes."""
     import pickle
 
-    writer = db.Writer(lake_url)
+    writer = db.writer(lake_url, lake_data=str(tmp_path / "data"))
+    assert isinstance(writer, db.LakeWriter)
     with writer.open() as con:
         con.execute("SELECT 1")
     copy = pickle.loads(pickle.dumps(writer))
     writer.close()  # a lake whose metadata is a DuckDB file is attached once per process
-    assert (copy.path, copy.con) == (lake_url, None)
+    assert (copy.url, copy.lake_data, copy._attached) == (lake_url, str(tmp_path / "data"), None)
     with copy.open() as con:
         assert con.execute("SELECT count(*) FROM scrape_runs").fetchone() == (0,)
     copy.close()
