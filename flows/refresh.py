@@ -129,8 +129,8 @@ def refresh(
     settings = Settings.from_env()  # the flow run's edge: gpucat's settings are read here, once
     if schedules:
         settings = replace(settings, schedules=Path(schedules))
-    writer = db.Writer(db.db_path(db_path, settings))
-    where = writer.path if writer.path is not None else db_path
+    where = db.db_path(db_path, settings)
+    writer = db.writer(where, lake_data=settings.lake_data)
     label = database_label(where)
     try:
         if schedule_group is not None:

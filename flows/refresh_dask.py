@@ -1,9 +1,11 @@
 """Deployment entrypoint `flows/refresh_dask.py:refresh`: the refresh flow on a Dask task runner.
 
-The same flow (same name, parameters and steps) as `flows/refresh.py:refresh`; its cluster comes
-from the worker's environment: GPUCAT_DASK_ADDRESS (a running scheduler, e.g.
+The same flow (same name, parameters and steps) as `flows/refresh.py:refresh`, for prefect.yaml's
+workers, which load a flow by its entrypoint: its cluster comes from the worker's settings, read as
+the module is imported (the run's edge): GPUCAT_DASK_ADDRESS (a running scheduler, e.g.
 tcp://10.0.0.5:8786), else a temporary local cluster of GPUCAT_DASK_WORKERS processes (default 2).
-Importing it needs prefect-dask (gpucat[dask]).
+`gpucat serve --dask` does not use it: it serves the flow object with its task runner
+(flows/serve.py). Importing it needs prefect-dask (gpucat[dask]).
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ none) as plain data. So:
   PREFECT_API_URL, `prefect_api()` starts Prefect's temporary local server once and points the
   workers at it, instead of each worker starting its own.
 
-`gpucat refresh` (when tracked) uses `run_refresh`; deployments (prefect.yaml, `gpucat serve
---dask`) use the entrypoint `flows/refresh_dask.py:refresh`, which reads its cluster from the
-environment (GPUCAT_DASK_ADDRESS, else a local cluster of GPUCAT_DASK_WORKERS processes).
+`gpucat refresh` (when tracked) uses `run_refresh`; `gpucat serve --dask` serves the flow object
+with its `dask_task_runner` (flows/serve.py); prefect.yaml's workers use the entrypoint
+`flows/refresh_dask.py:refresh`, whose cluster the worker's settings name (`runner_for`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,6 @@ from typing import Any
 from gpucat.schemas.errors import UserInputError
 from gpucat.schemas.settings import Settings
 
-ADDRESS_ENV = "GPUCAT_DASK_ADDRESS"
-WORKERS_ENV = "GPUCAT_DASK_WORKERS"
 DEFAULT_WORKERS = 2
 # How long Prefect's temporary server may take to start: its default (20 s) is too short on a
 # loaded machine, where a first start also migrates Prefect's own database.

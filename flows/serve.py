@@ -9,15 +9,17 @@ run's parameter); a run also takes in the sources of other served groups that ar
 (`gpucat.schedules.due_groups`), so a group whose tick was cancelled because another group's
 run held the database is not starved. With `--every`, one interval schedule runs every
 served group. Flow runs execute in subprocesses of this process, in its working directory and
-environment. Nothing here runs at import: the runner imports `flows.refresh` (by module path)
-for every run, and a module that started a server on import would start one per run.
+environment. The runner runs the flow object it is handed (Prefect's in-memory serve path), so
+a run on Dask gets its task runner from `serve`'s arguments, not from variables its process
+would have to read. Nothing here runs at import: each run's process unpickles the flow and
+imports `flows.refresh`, and a module that started a server on import would start one per run.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gpucat.schedules import Group, load_groups, select_groups
 from gpucat.schemas.errors import UserInputError
@@ -50,29 +52,32 @@ class DaskCluster:
     address: str | None = None
     workers: int | None = None
 
-    def environ(self) -> dict[str, str]:
-        """What `flows/refresh_dask.py` reads in each run's process (runs inherit this one's environment)."""
-        from gpucat.flows.runners import ADDRESS_ENV, WORKERS_ENV
 
-        return {ADDRESS_ENV: self.address or "", WORKERS_ENV: str(self.workers or "")}
+def served_flow(dask: DaskCluster | None = None) -> Any:
+    """The flow served runs execute: the refresh flow, on a Dask task runner when `dask` is given
+    (same name, parameters and steps). Fails now, not per run, when prefect-dask is missing or a
+    size is invalid."""
+    from gpucat.flows.refresh import refresh
+
+    if dask is None:
+        return refresh
+    from gpucat.flows.runners import dask_task_runner
+
+    return refresh.with_options(task_runner=dask_task_runner(dask.address, dask.workers))
 
 
-# The same flow with a Dask task runner (its cluster read from the environment at import).
-DASK_ENTRYPOINT = "gpucat.flows.refresh_dask.refresh"
-
-
-def deployment(
-    groups: list[Group], db_path: Path | str, *, every: float | None = None, replay_dir: Path | None = None, dask: bool = False,
+def deployment_options(
+    groups: list[Group], db_path: Path | str, *, every: float | None = None, replay_dir: Path | None = None,
     schedules_file: Path | None = None,
-):
-    """The database's runner deployment: a cron schedule per group (the group as its run's
-    parameter), or one schedule every `every` seconds for all groups at once; at most
-    MAX_RUNNING_PER_DATABASE runs at a time, later ticks cancelled."""
+) -> dict[str, Any]:
+    """The database's deployment, as Prefect's `to_deployment`/`Runner.add_flow` take it: a cron
+    schedule per group (the group as its run's parameter), or one schedule every `every` seconds
+    for all groups at once; at most MAX_RUNNING_PER_DATABASE runs at a time, later ticks cancelled."""
     from prefect.client.schemas.objects import ConcurrencyLimitConfig, ConcurrencyLimitStrategy
     from prefect.deployments.runner import EntrypointType
     from prefect.schedules import Cron, Interval
 
-    from gpucat.flows.refresh import database_label, refresh
+    from gpucat.flows.refresh import database_label
 
     label = database_label(db_path)
     served = [g.name for g in groups]
@@ -80,18 +85,20 @@ def deployment(
         schedules = [Interval(every, parameters=deployment_parameters(groups, replay_dir, db_path, schedules_file))]
     else:  # each group's run may take in the other served groups' due sources (coalesce_groups)
         schedules = [Cron(g.cron, "UTC", parameters=deployment_parameters(g, replay_dir, db_path, schedules_file) | {"coalesce_groups": served}) for g in groups]
-    made = refresh.to_deployment(
-        name=label,
-        description=f"gpucat refresh of {db_path}: schedule groups {', '.join(served)}",
-        parameters=deployment_parameters(groups, replay_dir, db_path, schedules_file),
-        tags=["gpucat", f"db:{label}", *(f"schedule:{name}" for name in served)],
-        entrypoint_type=EntrypointType.MODULE_PATH,
-        schedules=schedules,
-        concurrency_limit=ConcurrencyLimitConfig(limit=MAX_RUNNING_PER_DATABASE, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW),
-    )
-    if dask:  # runs load the flow from the entrypoint: the Dask one, same name and parameters
-        made.entrypoint = DASK_ENTRYPOINT
-    return made
+    return {
+        "name": label,
+        "description": f"gpucat refresh of {db_path}: schedule groups {', '.join(served)}",
+        "parameters": deployment_parameters(groups, replay_dir, db_path, schedules_file),
+        "tags": ["gpucat", f"db:{label}", *(f"schedule:{name}" for name in served)],
+        "entrypoint_type": EntrypointType.MODULE_PATH,
+        "schedules": schedules,
+        "concurrency_limit": ConcurrencyLimitConfig(limit=MAX_RUNNING_PER_DATABASE, collision_strategy=ConcurrencyLimitStrategy.CANCEL_NEW),
+    }
+
+
+def deployment(groups: list[Group], db_path: Path | str, *, dask: DaskCluster | None = None, **options: Any) -> Any:
+    """The database's runner deployment of `served_flow(dask)` (what `serve` registers), to inspect."""
+    return served_flow(dask).to_deployment(**deployment_options(groups, db_path, **options))
 
 
 def api_url() -> str | None:
@@ -109,44 +116,36 @@ def serve(
     groups: list[str] | None = None,
     limit: int | None = None,
     dask: DaskCluster | None = None,
-    settings: Settings | None = None,
+    settings: Settings,
 ) -> None:
     """Register every group's deployment on the Prefect API and run their runs until interrupted.
 
-    `settings` are the caller's (`gpucat serve` reads them as it starts; default: this process's
-    environment): the schedules file and the default database are resolved from them here, once,
-    and handed to the runs as parameters."""
-    from prefect import serve as prefect_serve
-
+    `settings` are the caller's (`gpucat serve` reads them as it starts): the schedules file and
+    the default database are resolved from them here, once, and handed to the runs as parameters."""
     if not api_url():
         raise UserInputError(
             "gpucat serve needs a Prefect API: run `prefect server start`, then set PREFECT_API_URL=http://127.0.0.1:4200/api"
         )
     if every is not None and every <= 0:
         raise UserInputError(f"--every must be a positive number of seconds, got {every:g}")
-    settings = settings or Settings.from_env()
     schedules_file = config or settings.schedules  # runs get it as a parameter (their freshness budgets)
     chosen = select_groups(load_groups(schedules_file), groups)
-    if dask is not None:
-        from gpucat.flows.runners import dask_task_runner
-
-        dask_task_runner(dask.address, dask.workers)  # prefect-dask installed, sizes valid: fail now, not per run
-        # The Dask entrypoint picks its cluster as it is imported, before any parameter: runs are this
-        # process's children and read it from the environment they inherit.
-        os.environ.update(dask.environ())
+    flow = served_flow(dask)  # the runner runs this object in each run's process (its task runner included)
     from gpucat.warehouse.db import db_path as resolve_db_path
 
     # The default database is resolved here, once: its identity names the deployment.
     target = resolve_db_path(db_path, settings)
     target = target if isinstance(target, str) else target.resolve()
-    made = deployment(chosen, target, every=every, replay_dir=replay_dir, dask=dask is not None,
-                      schedules_file=Path(schedules_file) if schedules_file else None)
-    prefect_serve(made, limit=limit)
+    options = deployment_options(chosen, target, every=every, replay_dir=replay_dir,
+                                 schedules_file=Path(schedules_file) if schedules_file else None)
+    # `Flow.serve` is Prefect's runner on the in-memory flow (`Runner.add_flow`): its deployment limit is
+    # called global_limit there, and `limit` caps this runner's runs at once.
+    flow.serve(global_limit=options.pop("concurrency_limit"), limit=limit, **options)
 
 
 def main() -> None:
     """`python -m flows.serve`: serve the shipped schedules (`gpucat serve` has the options)."""
-    serve()
+    serve(settings=Settings.from_env())  # this entry point is an edge: the settings are read here
 
 
 if __name__ == "__main__":

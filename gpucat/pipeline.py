@@ -19,7 +19,6 @@ each a task (flows/refresh.py), and its Dask runner sends the preparations to wo
 from __future__ import annotations
 
 import os
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -69,11 +68,6 @@ REFERENCE_TABLES: dict[str, tuple[Path, type[pa.DataFrameModel]]] = {
     "reviewed_egress_terms": (egress_terms.CSV, egress_terms.EgressTerms),
     "terms_null_reasons": (null_reasons.CSV, null_reasons.NullReasons),
 }
-
-# DuckDB serializes writers anyway; one lock keeps concurrent sources from conflicting
-# (re-entrant: a `db.Writer` write already holds its own turn).
-_WRITE_LOCK = threading.RLock()
-
 
 @dataclass(frozen=True)
 class FetchOptions:
@@ -161,10 +155,11 @@ def fetch_source(source: Source, options: FetchOptions, previous: FetchTokens | 
 
 
 @secrets_redacted()
-def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES) -> list[ParseItem]:
-    """Parse every page, run the source's batch pass, then normalize (GPU names, USD with `rates`)."""
+def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES, *, processes: int | None = None) -> list[ParseItem]:
+    """Parse every page, run the source's batch pass, then normalize (GPU names, USD with `rates`).
+    `processes`: how many may scan one large file (`Settings.parse_processes`)."""
     report(source.name, "parsing")
-    return list(normalize(parse_pages(source, pages), rates))
+    return list(normalize(parse_pages(source, pages, processes=processes), rates))
 
 
 def rate_warnings(items: Sequence[ParseItem]) -> list[str]:
@@ -262,7 +257,7 @@ def prepare_source(source: Source, options: FetchOptions, previous: FetchTokens 
     """Fetch and parse one source; never opens the warehouse, never raises (a failure is its outcome)."""
     try:
         fetched = fetch_source(source, options, previous)
-        return Parsed(parse_source(source, fetched.pages, rates), len(fetched.pages), fetched.tokens)
+        return Parsed(parse_source(source, fetched.pages, rates, processes=options.settings.parse_processes), len(fetched.pages), fetched.tokens)
     except SourceUnchanged as unchanged:
         return Unchanged(str(unchanged), unchanged.checked_at)
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
@@ -325,8 +320,7 @@ def load_batches(con: duckdb.DuckDBPyConnection, run: RunRecord, batch: SourceBa
     run.pages = batch.pages
     run.rows_fetched = sum(b.frame.height + len(b.rejected) for b in batch.batches)
     run.rows_skipped = batch.skipped
-    with _WRITE_LOCK:
-        load_source(con, run, batch.batches, burst)
+    load_source(con, run, batch.batches, burst)
     report(run.source, run.status, run.error if run.status == "quarantined" else f"{run.rows_valid} rows, {run.rows_rejected} rejected")
     return run
 
@@ -335,16 +329,15 @@ def record_outcome(con: duckdb.DuckDBPyConnection, prepared: Prepared, burst: Bu
     """The `scrape_runs` row of a source that does not load: unchanged (its rows stay current and
     count as seen now), skipped or failed."""
     run, outcome = prepared.run, prepared.outcome
-    with _WRITE_LOCK:
-        if isinstance(outcome, Unchanged):
-            if run.capture is not None:
-                run.captured_at = outcome.checked_at
-            fetch_tokens.record_unchanged(con, run, prepared.source.tables, outcome.checked_at)
-            report(run.source, "unchanged", outcome.reason)
-        else:
-            assert isinstance(outcome, Failed), "a parsed source loads (load_batches)"
-            record_failure(con, run, outcome.status, outcome.message, burst)
-            report(run.source, outcome.status, outcome.message)
+    if isinstance(outcome, Unchanged):
+        if run.capture is not None:
+            run.captured_at = outcome.checked_at
+        fetch_tokens.record_unchanged(con, run, prepared.source.tables, outcome.checked_at)
+        report(run.source, "unchanged", outcome.reason)
+    else:
+        assert isinstance(outcome, Failed), "a parsed source loads (load_batches)"
+        record_failure(con, run, outcome.status, outcome.message, burst)
+        report(run.source, outcome.status, outcome.message)
     return run
 
 
@@ -494,8 +487,7 @@ def _write_each(
             runs.append(record_outcome(con, Prepared(source, run, Failed.of(PrimaryLoaded(primary, status[primary]))), burst))
     loaded = [(p.source.name, tokens, p.run.run_id) for p in ready
               if (tokens := getattr(p.outcome, "tokens", None)) is not None and p.run.status == "ok"]  # fmt: skip
-    with _WRITE_LOCK:
-        fetch_tokens.save_all(con, loaded)
+    fetch_tokens.save_all(con, loaded)
     return runs
 
 
@@ -557,7 +549,7 @@ def refresh_sources(
     it is recorded skipped, in the opening that loaded its primary. A failure is recorded, never
     raised.
     """
-    writer = db.Writer.of(warehouse)
+    writer = db.as_writer(warehouse)
     steps = steps or Steps()
     try:
         start = steps.start(writer, sources, options, prerequisites, flow_run_id)
@@ -629,7 +621,7 @@ def _gather(pending: set[Future[Outcome]], gap_s: float = LIVE_GATHER[0], max_s:
 
 
 def refresh_catalog(
-    db_file: str | Path | None, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None,
+    db_file: str | Path, sources: Sequence[Source], *, replay_dir: Path | None = None, record_dir: Path | None = None,
     settings: Settings | None = None,
 ) -> list[RunRecord]:
     """A whole refresh in this process (`gpucat refresh`), with its prerequisites, fetched pages in a temporary folder."""
@@ -640,7 +632,7 @@ def refresh_catalog(
         options = FetchOptions(
             workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir, settings=settings or Settings(), reference_cache=cache
         )
-        return refresh_sources(db.Writer(db_file), sources, options)
+        return refresh_sources(db.writer(db_file, lake_data=options.settings.lake_data), sources, options)
 
 
 def summary_row(run: RunRecord) -> dict[str, object]:

@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -147,11 +149,25 @@ def split_ranges(body: IO[bytes], start: int, size: int, parts: int) -> list[tup
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
 
 
-def processes_for(size: int) -> int:
-    """How many processes to scan `size` bytes with: `GPUCAT_PARSE_PROCESSES`, else one per CPU that pays."""
-    from gpucat.schemas.settings import Settings  # here: the children run this file as a stdlib-only script
+# The parse-process count the caller's settings give (GPUCAT_PARSE_PROCESSES), handed down by the
+# frame (`base.parse_pages`) around a parse: a provider's `parse(body, url=..., fetched_at=...)`
+# takes no settings, and the count is a resource knob, not part of what a page means.
+PROCESSES: ContextVar[int | None] = ContextVar("parse_processes", default=None)
 
-    explicit = Settings.from_env().parse_processes  # a parse is handed no settings of its own
+
+@contextmanager
+def processes(count: int | None) -> Iterator[None]:
+    """Scan with `count` processes (None: one per CPU that pays) within the block."""
+    token = PROCESSES.set(count)
+    try:
+        yield
+    finally:
+        PROCESSES.reset(token)
+
+
+def processes_for(size: int) -> int:
+    """How many processes to scan `size` bytes with: the caller's `processes(...)`, else one per CPU that pays."""
+    explicit = PROCESSES.get()
     if explicit:
         return explicit
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

@@ -22,6 +22,7 @@ from typing import IO, Any, Protocol, TypeVar
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Page, ParseItem, Rejected, Skipped, type_problems
 from gpucat.schemas.settings import Settings
+from gpucat.scrapers import _linescan
 
 T = TypeVar("T")
 
@@ -83,12 +84,14 @@ def read_at_most(body: IO[bytes], cap: int, what: str) -> bytes:
     return content
 
 
-def parse_pages(source: Source, pages: Iterable[Page]) -> list[ParseItem]:
-    """Run a source's parser over pages (`parse_page`), then its batch pass."""
+def parse_pages(source: Source, pages: Iterable[Page], *, processes: int | None = None) -> list[ParseItem]:
+    """Run a source's parser over pages (`parse_page`), then its batch pass. `processes`: how many
+    may scan one large file (the caller's GPUCAT_PARSE_PROCESSES; None: one per CPU that pays)."""
     items: list[ParseItem] = []
-    for page in pages:
-        with page.open() as body:
-            items.extend(parse_page(source, body, url=page.url, fetched_at=page.fetched_at))
+    with _linescan.processes(processes):
+        for page in pages:
+            with page.open() as body:
+                items.extend(parse_page(source, body, url=page.url, fetched_at=page.fetched_at))
     if source.postprocess is not None:
         try:
             items = list(source.postprocess(items))

@@ -1,14 +1,15 @@
 """Opening the DuckDB file: path resolution, lock waits, numbered migrations, macros, reference data.
 
 DuckDB lets one process write a file or many processes read it, never both at once. So a
-refresh opens the file only for each short load (`Writer`), and both sides wait a bounded
+refresh opens the file only for each short load (`FileWriter`), and both sides wait a bounded
 time for the other to let go before they give up with one clear line. A writer first takes
 an advisory `<db>.writer` lock, which new readers wait on: a stream of readers cannot keep a
 waiting writer out, and writers in different processes take turns.
 
 A `ducklake:` URL instead of a file path opens the team warehouse (warehouse/lake.py): the same
 migrations and SQL on a DuckLake catalog, where writers commit optimistically (a conflicting
-transaction is replayed) and take no file lock.
+transaction is replayed) and take no file lock (`LakeWriter`). Both are `Writer`s: `open()` a
+connection for one burst of transactions; `db.writer(target)` picks the kind.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import duckdb
 
@@ -45,31 +46,32 @@ FIRST_BACKOFF_S = 0.02
 MAX_BACKOFF_S = 0.5
 
 
-def db_path(explicit: str | Path | None = None, settings: Settings | None = None) -> Path | str:
+def db_path(explicit: str | Path | None, settings: Settings) -> Path | str:
     """`--db`/`--warehouse` wins, then `GPUCAT_WAREHOUSE`, then `GPUCAT_DB`, then gpucat.duckdb in
-    the user's data directory (`Settings.db_target`; the edges pass theirs, library callers get the
-    environment's).
+    the user's data directory (`Settings.db_target`: the edge's settings, read once as it started)."""
+    return as_target(settings.db_target(explicit))
 
-    A DuckLake URL (`ducklake:...`) stays a string; anything else is a DuckDB file's path.
-    """
-    value = (settings or Settings.from_env()).db_target(explicit)
-    return value if lake.is_lake(value) else Path(value)
+
+def as_target(value: str | Path) -> Path | str:
+    """A DuckLake URL (`ducklake:...`) stays a string; anything else is a DuckDB file's path."""
+    return value if isinstance(value, str) and lake.is_lake(value) else Path(value)
 
 
 def connect(
-    path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None, now: datetime | None = None
+    path: str | Path, *, read_only: bool = False, wait_s: float | None = None, now: datetime | None = None, lake_data: str | None = None
 ) -> duckdb.DuckDBPyConnection:
-    """Open (and for writers create and migrate) the warehouse. Readers need an existing file.
+    """Open (and for writers create and migrate) the warehouse at `path`. Readers need an existing file.
 
     `now` sets the session's clock (the variable gpucat_now that ages offers and sources);
     without it the clock is DuckDB's now().
 
     Held by another process, the file is retried with backoff for `wait_s` seconds (default
     READ_WAIT_S for readers, WRITE_WAIT_S for writers); readers also let a waiting writer go first.
-    A DuckLake URL opens the lake instead (no locks to wait for: `_connect_lake`).
+    A DuckLake URL opens the lake instead (no locks to wait for: `_connect_lake`); `lake_data` is
+    where a new lake keeps its files (`Settings.lake_data`).
     """
-    target = db_path(path)
-    con = _connect_lake(target, read_only) if isinstance(target, str) else _connect_file(target, read_only, wait_s)
+    target = as_target(path)
+    con = _connect_lake(target, read_only, lake_data) if isinstance(target, str) else _connect_file(target, read_only, wait_s)
     if now is not None:
         con.execute("SET VARIABLE gpucat_now = CAST($now AS TIMESTAMPTZ)", {"now": now})
     return con
@@ -105,14 +107,14 @@ def _connect_file(target: Path, read_only: bool, wait_s: float | None) -> duckdb
     return con
 
 
-def _connect_lake(url: str, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _connect_lake(url: str, read_only: bool, lake_data: str | None) -> duckdb.DuckDBPyConnection:
     """The lake attached (and for a writer migrated), wrapped to replay a conflicting transaction.
 
     Macros live in the session on a lake, so readers define them too, and so does every cursor.
     """
     from gpucat.warehouse import lake_schema
 
-    con = lake.attach(url, read_only=read_only, lake_data=Settings.from_env().lake_data)  # GPUCAT_LAKE_DATA: a new lake's files
+    con = lake.attach(url, read_only=read_only, lake_data=lake_data)
     try:
         refuse_newer(con, f"the DuckLake warehouse {lake.describe(url)}")
         if read_only:
@@ -241,68 +243,113 @@ def _writer_gate(target: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-class Writer:
-    """Where a refresh writes: the file opened read-write only for each short transaction.
+class Writer(Protocol):
+    """Where a refresh writes: `open()` gives a connection for one burst of transactions, one
+    burst at a time. Fetching and parsing never hold it. `writer(target)` picks the kind."""
 
-    Fetching and parsing never hold it, so readers are locked out only while a source loads.
-    Given an open connection instead (an in-memory database, a test), every write uses a
-    cursor of that connection. Writes from threads of one process take turns. A lake is
-    attached on the first write and kept (no file to release); each write gets a cursor.
-    """
+    def open(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]: ...
 
-    def __init__(self, path: str | Path | None = None, *, con: duckdb.DuckDBPyConnection | None = None, wait_s: float | None = None):
-        self.path = db_path(path) if con is None else None
-        self.con = con
-        self.wait_s = wait_s
-        self._lock = threading.RLock()
-        self._owned = con is None and str(self.path) == ":memory:"
-        if self._owned:  # nothing to reopen: an in-memory database lives as long as its connection
-            self.con = connect(self.path)
+    def close(self) -> None: ...
+
+
+class FileWriter:
+    """A DuckDB file, opened read-write only for each burst, so readers are locked out only while
+    sources load. Writers take turns: processes on the `<db>.writer` file lock, threads of this one
+    on `_turn`. It travels to task-runner workers (Dask) as its path."""
+
+    def __init__(self, path: Path, *, wait_s: float | None = None):
+        self.path, self.wait_s = path, wait_s
+        self._turn = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
-        # A Writer travels to task-runner workers in other processes (Dask) as its path; each copy
-        # gets its own thread lock, and the `<db>.writer` file lock still serializes the processes.
-        # A lake Writer travels as its URL: each process attaches the lake itself.
-        if isinstance(self.path, str):
-            return {k: v for k, v in self.__dict__.items() if k != "_lock"} | {"con": None, "_owned": False}
-        if self.con is not None:
-            raise TypeError("a Writer on an open connection cannot move to another process; give it a file path")
-        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+        return {"path": self.path, "wait_s": self.wait_s}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
-
-    def close(self) -> None:
-        if self._owned and self.con is not None:
-            self.con.close()
-            self.con = None
-
-    @classmethod
-    def of(cls, target: Writer | duckdb.DuckDBPyConnection | str | Path | None) -> Writer:
-        if isinstance(target, Writer):
-            return target
-        if isinstance(target, (duckdb.DuckDBPyConnection, lake.LakeConnection)):
-            return cls(con=target)
-        return cls(target)
+        self.__init__(state["path"], wait_s=state["wait_s"])  # type: ignore[misc]
 
     @contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        with self._lock:
-            if self.con is None and isinstance(self.path, str):
-                # A lake locks no one out: attach it once, and give each write a session of its own.
-                self.con, self._owned = connect(self.path, wait_s=self.wait_s), True
-            if self.con is not None:
-                with self.con.cursor() as cursor:  # a connection is not shared across threads; a cursor is
-                    yield cursor
-                return
-            assert isinstance(self.path, Path)
-            with _writer_gate(self.path):
-                con = connect(self.path, wait_s=self.wait_s)
-                try:
-                    yield con
-                finally:
-                    con.close()
+        with self._turn, _writer_gate(self.path):
+            con = connect(self.path, wait_s=self.wait_s)
+            try:
+                yield con
+            finally:
+                con.close()
+
+    def close(self) -> None:
+        pass  # nothing is held between bursts
+
+
+class ConnectionWriter:
+    """An open connection every burst shares (an in-memory database, a caller's connection, an
+    attached lake): each burst gets a cursor of it (a connection is not shared across threads; a
+    cursor is), one thread at a time. It cannot move to another process."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, owned: bool = False):
+        self.con, self._owned = con, owned
+        self._turn = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError("a writer on an open connection cannot move to another process; give it a file path")
+
+    @contextmanager
+    def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._turn, self.con.cursor() as cursor:
+            yield cursor
+
+    def close(self) -> None:
+        if self._owned:
+            self.con.close()
+
+
+class LakeWriter:
+    """A DuckLake catalog: attached (and migrated) on the first burst and kept, since a lake locks
+    no one out; each burst gets a cursor. It travels to workers as its URL: each process attaches
+    the lake itself. `lake_data`: where a new lake keeps its files (`Settings.lake_data`)."""
+
+    def __init__(self, url: str, *, lake_data: str | None = None):
+        self.url, self.lake_data = url, lake_data
+        self._attached: ConnectionWriter | None = None
+        self._attaching = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"url": self.url, "lake_data": self.lake_data}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["url"], lake_data=state["lake_data"])  # type: ignore[misc]
+
+    @contextmanager
+    def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self._attaching:
+            if self._attached is None:
+                self._attached = ConnectionWriter(connect(self.url, lake_data=self.lake_data), owned=True)
+        with self._attached.open() as cursor:
+            yield cursor
+
+    def close(self) -> None:
+        if self._attached is not None:
+            self._attached.close()
+            self._attached = None
+
+
+def writer(target: str | Path, *, lake_data: str | None = None, wait_s: float | None = None) -> Writer:
+    """The writer of a warehouse: a lake for a `ducklake:` URL, a connection kept open for
+    `:memory:` (nothing to reopen), else the DuckDB file."""
+    where = as_target(target)
+    if isinstance(where, str):
+        return LakeWriter(where, lake_data=lake_data)
+    if str(where) == ":memory:":
+        return ConnectionWriter(connect(where), owned=True)
+    return FileWriter(where, wait_s=wait_s)
+
+
+def as_writer(warehouse: Writer | duckdb.DuckDBPyConnection | str | Path) -> Writer:
+    """What a refresh was handed, as a writer: an open connection is shared, a target gets `writer`."""
+    if isinstance(warehouse, (duckdb.DuckDBPyConnection, lake.LakeConnection)):
+        return ConnectionWriter(warehouse)  # type: ignore[arg-type]  # a LakeConnection quacks like one
+    if isinstance(warehouse, (str, Path)):
+        return writer(warehouse)
+    return warehouse
 
 
 def migration_files() -> list[Path]:

@@ -1,8 +1,9 @@
 """Migrations on a DuckLake: the constraints it lacks, dropped from the statements and checked on the rows.
 
-DuckLake rejects PRIMARY KEY, UNIQUE and CHECK. `portable_sql` removes them from a migration's
-CREATE TABLE (a primary key's columns keep NOT NULL) and says what it removed (`Dropped`), so
-`violations` can count the rows that would have broken each one. Which constraints a lake lacks,
+DuckLake rejects PRIMARY KEY, UNIQUE and CHECK. `portable_sql` writes a migration's CREATE TABLE
+again without them, from the table DuckDB itself built from the statement (a primary key's
+columns keep NOT NULL), and says what it left out (`Dropped`), so `violations` can count the rows
+that would have broken each one. Which constraints a lake lacks,
 and what upholds each instead, is listed in tests/warehouse/test_lake.py.
 """
 
@@ -12,6 +13,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import duckdb
 
 
 @dataclass(frozen=True)
@@ -23,124 +26,47 @@ class Dropped:
     text: str
 
 
-_CREATE_TABLE = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\s*\(", re.IGNORECASE)
-_COLUMN_CONSTRAINT = re.compile(r"\s*\b(PRIMARY\s+KEY|UNIQUE|CHECK)\b", re.IGNORECASE)
-_TABLE_CONSTRAINT = re.compile(r"^\s*(?:CONSTRAINT\s+\w+\s+)?(PRIMARY\s+KEY|UNIQUE|CHECK)\s*\(", re.IGNORECASE)
+_CREATE_TABLE = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?\w+\s*\(", re.IGNORECASE)
+# What a table is, as DuckDB's catalog holds it once the statement ran: its columns in order, and
+# the constraints a lake lacks (NOT NULL it keeps, and says per column).
+_COLUMNS = """SELECT table_name, column_name, data_type, column_default, is_nullable FROM duckdb_columns()
+              WHERE database_name = 'memory' ORDER BY column_index"""
+_CONSTRAINTS = """SELECT constraint_type, expression, constraint_column_names FROM duckdb_constraints()
+                  WHERE database_name = 'memory' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'CHECK') ORDER BY constraint_index"""
 
 
 def portable_sql(statement: str) -> tuple[str, list[Dropped]]:
     """The statement without the constraints DuckLake rejects, and what was dropped.
 
-    Only CREATE TABLE carries them in our migrations; any other statement is returned as is
-    (a constraint elsewhere fails loudly on the lake, and the lake migration test catches it).
+    The contract: a CREATE TABLE becomes the same table less its PRIMARY KEY, UNIQUE and CHECK
+    constraints, i.e. the same columns in the same order with the same types, defaults and NOT
+    NULL (a primary key's columns are NOT NULL). It is not parsed here: DuckDB runs the
+    statement on an empty in-memory database, and the table is written back from its catalog
+    (`duckdb_columns`), with the constraints `duckdb_constraints` lists returned as `Dropped`.
+    Any other statement is returned as is (only CREATE TABLE carries constraints in our
+    migrations; one elsewhere fails loudly on the lake, and the lake migration test catches it).
+    tests/warehouse/test_lake.py checks the contract on every migration against a real DuckLake.
     """
-    match = _CREATE_TABLE.match(statement)
-    if not match:
+    head = _CREATE_TABLE.match(statement)
+    if not head:
         return statement, []
-    table = match.group(1)
-    open_at = match.end() - 1
-    close_at = _group_end(statement, open_at)
-    inside = statement[open_at + 1 : close_at - 1]
-    kept: list[str] = []
-    dropped: list[Dropped] = []
-    primary: set[str] = set()
-    for item in _top_level_split(inside):
-        whole = _TABLE_CONSTRAINT.match(item)
-        if whole:
-            group = statement_group(item, whole.end() - 1)
-            kind = whole.group(1).upper()
-            dropped.append(Dropped(table, "check" if kind == "CHECK" else "key", _squash(group)))
-            if kind.startswith("PRIMARY"):
-                primary.update(c.strip() for c in group.split(","))
-            continue
-        kept.append(_drop_column_constraints(table, item, dropped))
-    # A primary key's columns are NOT NULL; without the key they say so themselves.
-    kept = [_not_null(item) if item.split() and item.split()[0] in primary else item for item in kept]
-    body = ",".join(kept).rstrip() + inside[len(inside.rstrip()) :]  # the closing line stays as written
-    return statement[: open_at + 1] + body + statement[close_at - 1 :], dropped
-
-
-def statement_group(text: str, open_at: int) -> str:
-    """The inside of the parenthesized group opening at text[open_at]."""
-    return text[open_at + 1 : _group_end(text, open_at) - 1]
-
-
-def _drop_column_constraints(table: str, item: str, dropped: list[Dropped]) -> str:
-    column = item.split()[0] if item.split() else ""
-    masked = _mask(item)
-    out, pos, primary = [], 0, False
-    for found in _COLUMN_CONSTRAINT.finditer(masked):
-        kind = re.sub(r"\s+", " ", found.group(1).upper())
-        end = found.end()
-        if kind == "CHECK":
-            open_at = masked.index("(", end)
-            end = _group_end(item, open_at)
-            dropped.append(Dropped(table, "check", _squash(item[open_at + 1 : end - 1])))
-        else:
-            dropped.append(Dropped(table, "key", column))
-            primary = primary or kind == "PRIMARY KEY"
-        out.append(item[pos : found.start()])
-        pos = end
-    out.append(item[pos:])
-    kept = "".join(out)
-    return _not_null(kept) if primary else kept
-
-
-def _not_null(item: str) -> str:
-    if re.search(r"\bNOT\s+NULL\b", _mask(item), re.IGNORECASE):
-        return item
-    stripped = item.rstrip()
-    return stripped + " NOT NULL" + item[len(stripped) :]
-
-
-def _mask(text: str) -> str:
-    """`text` with quoted strings and parenthesized groups blanked, so keywords inside them do not match."""
-    chars, depth, quote = [], 0, None
-    for ch in text:
-        if quote:
-            chars.append(" ")
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-            chars.append(" ")
-        elif ch == "(":
-            depth += 1
-            chars.append("(" if depth == 1 else " ")
-        elif ch == ")":
-            depth -= 1
-            chars.append(")" if depth == 0 else " ")
-        else:
-            chars.append(ch if depth == 0 else " ")
-    return "".join(chars)
-
-
-def _group_end(text: str, open_at: int) -> int:
-    """Index just past the parenthesis closing the one at text[open_at] (quotes respected)."""
-    depth, quote = 0, None
-    for i in range(open_at, len(text)):
-        ch = text[i]
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    raise ValueError(f"unbalanced parentheses in: {text[:80]}")
-
-
-def _top_level_split(body: str) -> list[str]:
-    masked = _mask(body)
-    items, start = [], 0
-    for i, ch in enumerate(masked):
-        if ch == ",":
-            items.append(body[start:i])
-            start = i + 1
-    items.append(body[start:])
-    return items
+    scratch = duckdb.connect(":memory:")
+    try:
+        scratch.execute(statement)
+        columns = scratch.execute(_COLUMNS).fetchall()
+        constraints = scratch.execute(_CONSTRAINTS).fetchall()
+    finally:
+        scratch.close()
+    table = columns[0][0]
+    body = ",\n".join(
+        f'    "{name}" {data_type}' + (f" DEFAULT {default}" if default is not None else "") + ("" if nullable else " NOT NULL")
+        for _, name, data_type, default, nullable in columns
+    )
+    dropped = [
+        Dropped(table, "check", _squash(expression)) if kind == "CHECK" else Dropped(table, "key", ", ".join(names))
+        for kind, expression, names in constraints
+    ]
+    return f"{head.group(0)}\n{body}\n)", dropped
 
 
 def _squash(text: str) -> str:

@@ -276,7 +276,7 @@ def _training(options: dict[str, Any], *, default_sharding: str) -> tuple[Traini
     if "config" in options and options["config"] is not None:
         options = {**options, "config": Path(options["config"])}
     request = TrainingRequest(**{"sharding": default_sharding, **options})
-    return request, request.arch()
+    return request, request.arch(settings=Settings.from_env())  # the API's edge: the Hub cache and offline mode
 
 
 def clock() -> datetime | None:

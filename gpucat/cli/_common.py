@@ -149,7 +149,7 @@ def open_catalog(db: Any, *, read_only: bool = True, settings: Any = None) -> An
     from gpucat.warehouse.db import connect
 
     settings = settings or cli_settings()
-    return connect(catalog_target(db, settings), read_only=read_only, now=settings.now)
+    return connect(catalog_target(db, settings), read_only=read_only, now=settings.now, lake_data=settings.lake_data)
 
 
 # Options several commands take, defined once.

@@ -157,7 +157,9 @@ def training_options(*, gpus: bool, default_sharding: str) -> Callable[[F], F]:
 def model_of(training: TrainingRequest) -> Any:
     """The request's model architecture; a name read as another table entry (an instruct variant
     as its base) is said on stderr, once."""
-    arch = training.arch()
+    from gpucat.cli._common import cli_settings
+
+    arch = training.arch(settings=cli_settings())
     note = training.model_note(arch)
     if note:
         typer.echo(f"note: {note}", err=True)

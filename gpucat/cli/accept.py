@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._common import DbOption, handle_errors
+from gpucat.cli._common import DbOption, handle_errors, open_catalog
 
 
 @app.command()
@@ -23,9 +23,8 @@ def accept(
     file lost rows). Its rows stay in `quarantined_rows` until this command loads them as a new
     run of the source; a run already accepted, or one a newer good run has superseded, is refused.
     """
-    from gpucat.warehouse.db import connect
     from gpucat.warehouse.load import accept_quarantined
 
-    with connect(db) as con:
+    with open_catalog(db, read_only=False) as con:
         run = accept_quarantined(con, run_id)
     typer.echo(f"loaded quarantined run {run_id} of {run.source} as run {run.run_id}: {run.rows_valid} rows")

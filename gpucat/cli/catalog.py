@@ -389,10 +389,9 @@ def sql(
     statement stops at --timeout or on Ctrl-C, and runs under a memory limit.
     """
     from gpucat import catalog
-    from gpucat.warehouse.db import connect
 
     cap = max_rows if max_rows is not None else (TABLE_MAX_ROWS if output is SqlFormat.table else None)
-    with connect(db, read_only=not write) as con, catalog.stream_sql(con, query, write=write, timeout_s=timeout) as run:
+    with open_catalog(db, read_only=not write) as con, catalog.stream_sql(con, query, write=write, timeout_s=timeout) as run:
         rows, cut = _capped(run.batches, cap)
         if output is SqlFormat.csv:
             print_csv(run.columns, rows)
@@ -443,6 +442,7 @@ on stderr names every currency whose nearest rate is missing or over 7 days olde
 offer (those rows show as `stale_exchange_rate`).
     """
     from gpucat import pipeline
+    from gpucat.cli._common import cli_settings
     from gpucat.schemas.records import Rejected
     from gpucat.scrapers import all_sources, get_source
     from gpucat.suggest import check_names
@@ -456,7 +456,7 @@ offer (those rows show as `stale_exchange_rate`).
 
         with connect(db, read_only=True) as con:
             rates = pipeline.exchange_rates(con)
-    items = pipeline.parse_source(chosen, pages, rates)
+    items = pipeline.parse_source(chosen, pages, rates, processes=cli_settings().parse_processes)
     if db is not None:  # without --db every non-USD price lacks a rate, as the help says
         for warning in pipeline.rate_warnings(items):
             typer.echo(f"warning: {warning}", err=True)
@@ -484,7 +484,6 @@ def export(
 ) -> None:
     """Write every table and view as Parquet, with a manifest (rows, schema, sha256 per file)."""
     from gpucat.export import export_snapshot, verify_snapshot
-    from gpucat.warehouse.db import connect
 
     if verify is not None:
         problems = verify_snapshot(verify)
@@ -497,7 +496,7 @@ def export(
         return
     if out is None:
         raise UserInputError("pass --out DIR (or --verify SNAPSHOT)")
-    with connect(db, read_only=True) as con:
+    with open_catalog(db) as con:
         snapshot = export_snapshot(con, out)
     if as_json:
         echo_json({"path": str(snapshot.path), **snapshot.manifest})

@@ -231,10 +231,9 @@ def _save(db, arch, settings, options, result) -> None:  # noqa: ANN001
 
     from gpucat.cost.rank import save_job_costs
     from gpucat.schemas.errors import GpucatError
-    from gpucat.warehouse.db import connect
 
     try:
-        with connect(db) as con:
+        with open_catalog(db, read_only=False) as con:
             save_job_costs(con, arch, settings, options, result)
     except (GpucatError, duckdb.Error) as exc:
         typer.echo(f"note: not saved to job_costs ({str(exc).splitlines()[0]})", err=True)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from gpucat.cli._app import app
-from gpucat.cli._common import DbOption, JsonOption, echo_json, handle_errors, split_list
+from gpucat.cli._common import DbOption, JsonOption, echo_json, handle_errors, open_catalog, split_list
 from gpucat.cli._render import Col, ColumnsOption, choose, print_records
 
 
@@ -65,11 +65,10 @@ def providers(
     """
     from gpucat import terms
     from gpucat.suggest import check_names
-    from gpucat.warehouse.db import connect
 
     names = split_list(provider)
     shown = choose(PROVIDER_COLUMNS, PROVIDER_DEFAULT, columns)
-    with connect(db, read_only=True) as con:
+    with open_catalog(db) as con:
         check_names("provider", names, [r["provider"] for r in terms.side_by_side(con, []).records()], show_all=True)
         if as_json:
             echo_json(terms.in_full(con, names))

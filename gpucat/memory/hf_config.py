@@ -269,14 +269,9 @@ def load_config_file(path: str | Path) -> ModelArch:
 # --- the Hub ----------------------------------------------------------------------------
 
 
-def cache_dir() -> Path:
+def cache_dir(settings: Settings) -> Path:
     """Where fetched config.json files are kept: $GPUCAT_CACHE_DIR, else the XDG cache dir."""
-    return Settings.from_env().cache_root() / "hf-configs"
-
-
-def hub_offline() -> bool:
-    """True when the user asked for no network (GPUCAT_OFFLINE or Hugging Face's HF_HUB_OFFLINE)."""
-    return Settings.from_env().offline
+    return settings.cache_root() / "hf-configs"
 
 
 def _check_repo_id(repo_id: str) -> None:
@@ -332,17 +327,22 @@ def load_hub_config(
     client_factory: Callable[[], httpx.Client] | None = None,
     *,
     cache: Path | None = None,
+    settings: Settings | None = None,
 ) -> ModelArch:
-    """A Hub model's architecture, from the cache if present, else fetched and cached."""
+    """A Hub model's architecture, from the cache if present, else fetched and cached.
+
+    `settings` are the caller's (the edge read them: the cache folder, offline mode); without
+    them, the documented defaults, never the environment."""
     _check_repo_id(repo_id)
-    path = (cache or cache_dir()) / (repo_id.replace("/", "--") + ".json")
+    settings = settings or Settings()
+    path = (cache or cache_dir(settings)) / (repo_id.replace("/", "--") + ".json")
     source = HUB_CONFIG_URL.format(repo=repo_id, revision="main")
     if path.exists():
         try:
             return arch_from_hf_config(json.loads(path.read_text("utf-8")), name=repo_id, source=source)
         except (ValueError, UserInputError):
             path.unlink(missing_ok=True)  # a corrupt or stale cache entry: fetch again
-    if hub_offline():
+    if settings.offline:  # GPUCAT_OFFLINE or Hugging Face's HF_HUB_OFFLINE
         raise UnknownModel(
             "model {repo!r} is not in gpucat's table and the Hub is off (offline mode); pass {config} path/to/config.json",
             repo=repo_id, config=CONFIG,
@@ -361,18 +361,18 @@ def load_hub_config(
 
 
 def resolve_model(
-    name: str, *, allow_hub: bool = True, client_factory: Callable[[], httpx.Client] | None = None
+    name: str, *, allow_hub: bool = True, client_factory: Callable[[], httpx.Client] | None = None, settings: Settings | None = None
 ) -> ModelArch:
     """A model by table name/alias (case-insensitive), else by Hub repo id (org/name).
 
     Only names with an `org/` prefix are looked up on the Hub, and only when `allow_hub` is true
-    and offline mode is off.
+    and offline mode is off (`settings`: the caller's, see `load_hub_config`).
     """
     arch = find_model_arch(name) or find_variant_arch(name)  # an instruct/chat variant reads as its base, offline
     if arch is not None:
         return arch
     if "/" in name and allow_hub:
-        return load_hub_config(name.strip(), client_factory)
+        return load_hub_config(name.strip(), client_factory, settings=settings)
     hint = nearest_model_names(name)
     raise UnknownModel(
         "model {name!r} is not in gpucat's table (see `gpucat models`){hint}"

@@ -17,6 +17,8 @@ from gpucat.schemas.errors import SettingError
 if TYPE_CHECKING:
     import httpx
 
+    from gpucat.schemas.settings import Settings
+
 
 def model_from_options(
     *,
@@ -24,8 +26,10 @@ def model_from_options(
     config: str | Path | None,
     allow_hub: bool = True,
     client_factory: Callable[[], httpx.Client] | None = None,
+    settings: Settings | None = None,
 ) -> ModelArch:
-    """Exactly one of a model name (table or Hub repo id) and a config.json path."""
+    """Exactly one of a model name (table or Hub repo id) and a config.json path (`settings`: the
+    caller's, for the Hub's cache folder and offline mode)."""
     from gpucat.memory.hf_config import load_config_file, resolve_model
 
     if (model is None) == (config is None):
@@ -33,7 +37,7 @@ def model_from_options(
                            model=quantity("model"), config=quantity("config"))
     if config is not None:
         return load_config_file(config)
-    return resolve_model(model, allow_hub=allow_hub, client_factory=client_factory)  # type: ignore[arg-type]
+    return resolve_model(model, allow_hub=allow_hub, client_factory=client_factory, settings=settings)  # type: ignore[arg-type]
 
 
 # Other tools' spellings of the same choices, matched after lower-casing. Precision: Lightning's
@@ -95,8 +99,9 @@ class TrainingRequest:
     peft_upcast: str | None = None  # "on" | "off"; None: PEFT's fp32 upcast assumed for qlora
     bitsandbytes: str = "current"
 
-    def arch(self, client_factory: Callable[[], httpx.Client] | None = None) -> ModelArch:
-        return model_from_options(model=self.model, config=self.config, allow_hub=not self.offline, client_factory=client_factory)
+    def arch(self, client_factory: Callable[[], httpx.Client] | None = None, settings: Settings | None = None) -> ModelArch:
+        return model_from_options(model=self.model, config=self.config, allow_hub=not self.offline, client_factory=client_factory,
+                                  settings=settings)
 
     def model_note(self, arch: ModelArch) -> str | None:
         """A line saying which table entry a model name was read as, when it is not that entry's own

@@ -64,13 +64,11 @@ def lake_warehouse(postgres) -> Iterator[tuple[str, str, Path]]:
     writer = f"ducklake:postgres:dbname=sandbox host=127.0.0.1 port={port} user=gpucat_lake_writer password={WRITER_PASSWORD}"
     reader = f"ducklake:postgres:dbname=sandbox host=127.0.0.1 port={port} user=gpucat_lake_reader password={READER_PASSWORD}"
     data = Path(tempfile.mkdtemp(prefix="gpucat-sandbox-lake-"))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(lake.DATA_ENV, str(data))
-        con = db.connect(writer)
-        with tempfile.TemporaryDirectory() as work:
-            options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
-            runs = pipeline.refresh_sources(con, [get_source(s) for s in LAKE_SOURCES], options, prerequisites=False)
-        con.close()
+    con = db.connect(writer, lake_data=str(data))
+    with tempfile.TemporaryDirectory() as work:
+        options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
+        runs = pipeline.refresh_sources(con, [get_source(s) for s in LAKE_SOURCES], options, prerequisites=False)
+    con.close()
     assert [r.status for r in runs] == ["ok"] * len(LAKE_SOURCES)
     yield reader, writer, data
     shutil.rmtree(data, ignore_errors=True)

@@ -89,33 +89,42 @@ def test_the_steps_ran_in_worker_processes(on_dask):
 
 
 def test_writer_travels_as_its_path(tmp_path):
-    writer = pickle.loads(pickle.dumps(db.Writer(tmp_path / "w.duckdb")))
+    writer = pickle.loads(pickle.dumps(db.writer(tmp_path / "w.duckdb")))
     with writer.open() as con:
         assert con.execute("SELECT 1").fetchone() == (1,)
     with pytest.raises(TypeError, match="open connection"):
-        pickle.dumps(db.Writer(":memory:"))
+        pickle.dumps(db.writer(":memory:"))
 
 
-def test_served_deployments_on_dask_load_the_dask_flow(monkeypatch):
-    import importlib
-
+def test_served_runs_on_dask_get_their_runner_from_serve_not_the_environment(monkeypatch, tmp_path):
+    """`gpucat serve --dask-address` hands Prefect's runner the flow object with its Dask task
+    runner; each run's process unpickles that object (cloudpickle, as Prefect's in-memory serve
+    path does), so nothing goes through os.environ."""
+    import cloudpickle
     from prefect_dask import DaskTaskRunner
 
-    from gpucat.flows.serve import DASK_ENTRYPOINT, DaskCluster, deployment
+    from gpucat.flows import serve as serve_module
+    from gpucat.flows.serve import DaskCluster, deployment
     from gpucat.schedules import load_groups
+    from gpucat.schemas.settings import Settings
 
-    plain = deployment(load_groups()[:1], "x.duckdb")
-    on_dask = deployment(load_groups()[:1], "x.duckdb", dask=True)
-    assert on_dask.entrypoint == DASK_ENTRYPOINT != plain.entrypoint
-    assert (on_dask.name, on_dask.parameters) == (plain.name, plain.parameters)
+    address, target = "tcp://127.0.0.1:8786", (tmp_path / "x.duckdb").resolve()
+    plain = deployment(load_groups(), target, every=5)
+    on_dask = deployment(load_groups(), target, every=5, dask=DaskCluster(address=address))
+    assert (on_dask.name, on_dask.parameters, on_dask.entrypoint) == (plain.name, plain.parameters, plain.entrypoint)
 
-    for name, value in DaskCluster(address="tcp://127.0.0.1:8786").environ().items():
-        monkeypatch.setenv(name, value)  # what `gpucat serve --dask-address` hands its runs
-    module_name, flow_name = DASK_ENTRYPOINT.rsplit(".", 1)
-    module = importlib.reload(importlib.import_module(module_name))
-    flow = getattr(module, flow_name)
+    served: dict = {}
+    monkeypatch.setattr(serve_module, "api_url", lambda: "http://127.0.0.1:9/api")
+    monkeypatch.setattr(type(refresh_module.refresh), "serve", lambda flow, **options: served.update(flow=flow, **options))
+    environ = dict(os.environ)
+    serve_module.serve(every=5, db_path=target, dask=DaskCluster(address=address), settings=Settings.from_env({}))
+    assert dict(os.environ) == environ
+    flow = cloudpickle.loads(cloudpickle.dumps(served["flow"]))
     assert flow.name == refresh_module.refresh.name
-    assert isinstance(flow.task_runner, DaskTaskRunner) and flow.task_runner.address == "tcp://127.0.0.1:8786"
+    assert isinstance(flow.task_runner, DaskTaskRunner) and flow.task_runner.address == address
+    limit = served["global_limit"]
+    assert (served["name"], served["parameters"], limit.limit, limit.collision_strategy) == (
+        plain.name, plain.parameters, plain.concurrency_limit, plain.concurrency_options.collision_strategy)
 
 
 def test_cli_refresh_on_a_dask_cluster_with_a_relative_db(cluster, tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ from gpucat.memory.hf_config import (
     resolve_model,
 )
 from gpucat.schemas.errors import UnknownModel, UserInputError
+from gpucat.schemas.settings import Settings
 
 CONFIGS = Path(__file__).parent / "data" / "configs"
 # fixture file -> alias of the same model in model_archs
@@ -216,23 +217,23 @@ def test_an_unusable_hub_config_is_not_cached(tmp_path):
 
 
 @pytest.mark.parametrize("var", ["HF_HUB_OFFLINE", "GPUCAT_OFFLINE"])
-def test_offline_mode_never_requests(monkeypatch, tmp_path, var):
-    monkeypatch.setenv(var, "1")
-    monkeypatch.setenv("GPUCAT_CACHE_DIR", str(tmp_path))
+def test_offline_mode_never_requests(tmp_path, var):
+    settings = Settings.from_env({var: "1", "GPUCAT_CACHE_DIR": str(tmp_path)})
     hub = Hub()
     with pytest.raises(UnknownModel, match="offline mode"):
-        resolve_model("acme/mistral-clone", client_factory=hub.client)
+        resolve_model("acme/mistral-clone", client_factory=hub.client, settings=settings)
     assert hub.requests == []
 
 
-def test_resolve_prefers_the_table_and_only_fetches_org_names(monkeypatch, tmp_path):
-    monkeypatch.setenv("GPUCAT_CACHE_DIR", str(tmp_path))
+def test_resolve_prefers_the_table_and_only_fetches_org_names(tmp_path):
+    settings = Settings.from_env({"GPUCAT_CACHE_DIR": str(tmp_path)})
     hub = Hub({MISTRAL_PATH: httpx.Response(200, content=CONFIG_BYTES)})
-    assert resolve_model("MISTRALAI/Mistral-7B-v0.1", client_factory=hub.client).alias == "mistral-7b-v0.1"
+    assert resolve_model("MISTRALAI/Mistral-7B-v0.1", client_factory=hub.client, settings=settings).alias == "mistral-7b-v0.1"
     with pytest.raises(UnknownModel, match="not in gpucat's table"):
-        resolve_model("mistral-clone", client_factory=hub.client)
+        resolve_model("mistral-clone", client_factory=hub.client, settings=settings)
     with pytest.raises(UnknownModel, match="not in gpucat's table"):
-        resolve_model("acme/mistral-clone", allow_hub=False, client_factory=hub.client)
+        resolve_model("acme/mistral-clone", allow_hub=False, client_factory=hub.client, settings=settings)
     assert hub.requests == []
-    assert resolve_model("acme/mistral-clone", client_factory=hub.client).params == 7_241_732_096
+    assert resolve_model("acme/mistral-clone", client_factory=hub.client, settings=settings).params == 7_241_732_096
     assert len(hub.requests) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["hf-configs"]  # cached where the settings say

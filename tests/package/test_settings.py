@@ -25,8 +25,6 @@ WHOLE_ENVIRON = {
     ("gpucat/pipeline.py", "fetch_source"): "provider API keys (RUNPOD_API_KEY, ...): the providers' variables",
     ("gpucat/pipeline.py", "known_secrets"): "provider API keys' values, scrubbed from anything stored",
     ("scrapers/http.py", "__init__"): "provider API keys: the Fetcher reads its source's key",
-    ("flows/serve.py", "serve"): "GPUCAT_DASK_* for served runs' processes: the Dask entrypoint picks its "
-                                 "cluster at import, before any parameter, and Prefect's runner passes runs no env of their own",
 }  # fmt: skip
 
 
@@ -177,6 +175,56 @@ def test_only_the_settings_module_reads_gpucat_variables():
                 problems.append(f"{rel}:{node.lineno} touches {key}")
     assert problems == []
     assert whole == set(WHOLE_ENVIRON)  # the list holds no stale entry
+
+
+# Where `Settings.from_env()` may be called: the edges, each reading the settings once as it starts
+# and passing them (or the field a step needs) down. (module, function; None: at import)
+EDGES = {
+    ("gpucat/cli/_common.py", "cli_settings"): "the command line, as a command starts",
+    ("gpucat/api/__init__.py", "_open"): "the Python API, as a read opens the warehouse",
+    ("gpucat/api/__init__.py", "clock"): "the Python API's clock",
+    ("gpucat/api/__init__.py", "_training"): "the Python API's training request (the Hub cache, offline mode)",
+    ("flows/refresh.py", "refresh"): "a flow run, as it starts",
+    ("flows/refresh_dask.py", None): "prefect.yaml's Dask entrypoint, as a worker imports it",
+    ("flows/serve.py", "main"): "`python -m flows.serve`",
+}
+
+
+def settings_reads(tree: ast.AST) -> list[tuple[int, str | None]]:
+    """Each `Settings.from_env(...)` call: (line, the function it sits in)."""
+    found: list[tuple[int, str | None]] = []
+
+    def visit(node: ast.AST, function: str | None) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            function = node.name
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "from_env":
+            found.append((node.lineno, function))
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(tree, None)
+    return found
+
+
+def test_settings_are_read_only_at_the_edges():
+    """Everything below the edges is handed its settings: a `Settings.from_env()` anywhere else is a
+    second read of the environment, which a caller's settings (a test's, the API's) cannot reach."""
+    problems, seen = [], set()
+    for path in project_modules().values():
+        if path == SETTINGS_MODULE:
+            continue
+        rel = path.relative_to(ROOT).as_posix()
+        for line, function in settings_reads(ast.parse(path.read_text(encoding="utf-8"))):
+            seen.add((rel, function))
+            if (rel, function) not in EDGES:
+                problems.append(f"{rel}:{line} reads the settings in {function or 'the module body'}")
+    assert problems == []
+    assert seen == set(EDGES)  # the list holds no stale entry
+
+
+def test_the_edge_check_finds_a_read_below_the_edges():
+    planted = "from gpucat.schemas.settings import Settings\n\ndef db_path(explicit=None):\n    return Settings.from_env().db_target(explicit)\n"
+    assert settings_reads(ast.parse(planted)) == [(4, "db_path")]
 
 
 def test_no_command_writes_the_environment():

@@ -137,13 +137,12 @@ def sparse(path: Path, head: bytes, size: int, tail: bytes = b"") -> Path:
     return path
 
 
-def test_a_sparse_file_ending_in_a_line_end_is_refused_by_a_child_process(tmp_path, monkeypatch):
+def test_a_sparse_file_ending_in_a_line_end_is_refused_by_a_child_process(tmp_path):
     """The file ends in LF, so the cut-line check passes; its first half is short lines (scanned in
     this process), its second half one endless line the child process scanning it reports by its exit code."""
-    monkeypatch.setenv("GPUCAT_PARSE_PROCESSES", "2")
     head = PRICELIST + b'"x"\n' * ((12 << 20) // 4)
     path = sparse(tmp_path / "index.csv", head, len(head) + _linescan.MAX_LINE_BYTES + (1 << 20), b"\n")
-    with path.open("rb") as body, pytest.raises(ParseError, match="a line of .* is longer than"):
+    with _linescan.processes(2), path.open("rb") as body, pytest.raises(ParseError, match="a line of .* is longer than"):
         list(aws_pricelist.parse(body, url="https://pricing.us-east-1.amazonaws.com/x/index.csv", fetched_at=WHEN))
 
 

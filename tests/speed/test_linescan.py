@@ -65,17 +65,16 @@ def parse_file(path: Path) -> list:
         return list(aws_pricelist.parse(body, url="https://example.invalid/x", fetched_at=datetime(2026, 1, 1, tzinfo=UTC)))
 
 
-def test_child_processes_give_the_same_items_in_the_same_order(monkeypatch):
+def test_child_processes_give_the_same_items_in_the_same_order():
     path = FIXTURES / "aws/aws-pricelist/us-east-1.csv"
     one = parse_file(path)
-    monkeypatch.setenv("GPUCAT_PARSE_PROCESSES", "3")
-    assert parse_file(path) == one
+    with _linescan.processes(3):
+        assert parse_file(path) == one
     assert len(one) > 10
 
 
-def test_a_cut_file_fails_across_processes(monkeypatch, tmp_path):
+def test_a_cut_file_fails_across_processes(tmp_path):
     cut = tmp_path / "cut.csv"
     cut.write_bytes((FIXTURES / "aws/aws-pricelist/us-east-1.csv").read_bytes()[:-30])
-    monkeypatch.setenv("GPUCAT_PARSE_PROCESSES", "2")
-    with pytest.raises(ParseError, match="truncated"):
+    with _linescan.processes(2), pytest.raises(ParseError, match="truncated"):
         parse_file(cut)

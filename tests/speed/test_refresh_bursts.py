@@ -64,7 +64,7 @@ def test_one_burst_loads_each_source_in_its_own_run(tmp_path: Path, opens: list[
             offer(source="example-b", offer_id="b1"), offer(source="example-b", offer_id="b2", usd_per_gpu_hour=-1.0)])),  # fmt: skip
         pipeline.Prepared(c, pipeline.new_run(c), pipeline.Failed.of(FetchError("example-c: connection refused"))),
     ]
-    runs, _ = pipeline.load_prepared(db.Writer(tmp_path / "w.duckdb"), ready)
+    runs, _ = pipeline.load_prepared(db.writer(tmp_path / "w.duckdb"), ready)
     assert opens == [False]
     assert [(r.source, r.status, r.rows_valid, r.rows_rejected, r.error) for r in runs] == [
         ("example-a", "ok", 3, 0, None),
@@ -97,7 +97,7 @@ def test_a_validation_that_breaks_outright_fails_only_its_own_source(tmp_path: P
         pipeline.Prepared(a, pipeline.new_run(a), pipeline.Parsed([offer(source="example-a", offer_id="a1")], pages=1)),
         pipeline.Prepared(b, pipeline.new_run(b), pipeline.Parsed([offer(source="example-b", offer_id="broken")], pages=1)),
     ]
-    runs, _ = pipeline.load_prepared(db.Writer(tmp_path / "w.duckdb"), ready)
+    runs, _ = pipeline.load_prepared(db.writer(tmp_path / "w.duckdb"), ready)
     assert [(r.source, r.status, r.error) for r in runs] == [("example-a", "ok", None), ("example-b", "failed", "RuntimeError: engine trouble")]
 
 
@@ -113,7 +113,7 @@ def test_a_burst_that_cannot_open_the_file_says_why_on_every_run(tmp_path: Path)
     ]
     reader = hold(path, "read", 3)
     try:
-        runs, _ = pipeline.load_prepared(db.Writer(path, wait_s=0.3), ready)
+        runs, _ = pipeline.load_prepared(db.writer(path, wait_s=0.3), ready)
     finally:
         reader.wait(timeout=30)
     busy = f"{path} is busy: other processes are reading or writing it; gave up after 0.3 s, try again"

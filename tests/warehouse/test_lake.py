@@ -14,6 +14,7 @@ import pytest
 
 from gpucat import pipeline
 from gpucat.schemas.errors import DatabaseMissing, GpucatError
+from gpucat.schemas.settings import Settings
 from gpucat.scrapers import get_source
 from gpucat.warehouse import db, lake, lake_schema
 from tests.conftest import FIXTURES
@@ -22,9 +23,11 @@ SOURCES = ["aws-spot", "ecb-rates", "runpod-graphql"]
 
 
 @pytest.fixture
-def lake_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setenv(lake.DATA_ENV, str(tmp_path / "data"))
-    return f"ducklake:{tmp_path / 'meta.ducklake'}"
+def lake_url(tmp_path: Path) -> str:
+    """A new lake (DuckLake's own tables, no gpucat migrations yet) that keeps its files in tmp_path/data."""
+    url = f"ducklake:{tmp_path / 'meta.ducklake'}"
+    lake.attach(url, lake_data=str(tmp_path / "data")).close()
+    return url
 
 
 # --- the migration transform ----------------------------------------------------------------
@@ -35,27 +38,27 @@ def lake_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     [
         (
             "CREATE TABLE t (id VARCHAR PRIMARY KEY, n INTEGER NOT NULL)",
-            "CREATE TABLE t (id VARCHAR NOT NULL, n INTEGER NOT NULL)",
+            'CREATE TABLE t (\n    "id" VARCHAR NOT NULL,\n    "n" INTEGER NOT NULL\n)',
             [lake_schema.Dropped("t", "key", "id")],
         ),
         (
             "CREATE TABLE t (\n    a VARCHAR NOT NULL,\n    b INTEGER,\n    PRIMARY KEY (a, b)\n)",
-            "CREATE TABLE t (\n    a VARCHAR NOT NULL,\n    b INTEGER NOT NULL\n)",
+            'CREATE TABLE t (\n    "a" VARCHAR NOT NULL,\n    "b" INTEGER NOT NULL\n)',
             [lake_schema.Dropped("t", "key", "a, b")],
         ),
         (
-            "CREATE TABLE t (s VARCHAR NOT NULL CHECK (s IN ('ok', 'failed')), n INTEGER DEFAULT 0)",
-            "CREATE TABLE t (s VARCHAR NOT NULL, n INTEGER DEFAULT 0)",
-            [lake_schema.Dropped("t", "check", "s IN ('ok', 'failed')")],
+            "CREATE TABLE t (s VARCHAR NOT NULL CHECK (s IN ('ok', 'failed')), n INTEGER DEFAULT 0, made TIMESTAMPTZ DEFAULT now())",
+            'CREATE TABLE t (\n    "s" VARCHAR NOT NULL,\n    "n" INTEGER DEFAULT 0,\n    "made" TIMESTAMP WITH TIME ZONE DEFAULT now()\n)',
+            [lake_schema.Dropped("t", "check", "(s IN ('ok', 'failed'))")],
         ),
         (
             "CREATE TABLE IF NOT EXISTS t (v VARCHAR UNIQUE, w VARCHAR, CONSTRAINT c CHECK (length(w) > 0))",
-            "CREATE TABLE IF NOT EXISTS t (v VARCHAR, w VARCHAR)",
-            [lake_schema.Dropped("t", "key", "v"), lake_schema.Dropped("t", "check", "length(w) > 0")],
+            'CREATE TABLE IF NOT EXISTS t (\n    "v" VARCHAR,\n    "w" VARCHAR\n)',
+            [lake_schema.Dropped("t", "key", "v"), lake_schema.Dropped("t", "check", "(length(w) > 0)")],
         ),
         (  # a keyword inside a string or a default is data, not a constraint
-            "CREATE TABLE t (note VARCHAR DEFAULT 'UNIQUE, PRIMARY KEY (x)', k VARCHAR)",
-            "CREATE TABLE t (note VARCHAR DEFAULT 'UNIQUE, PRIMARY KEY (x)', k VARCHAR)",
+            "CREATE TABLE t (note VARCHAR DEFAULT 'UNIQUE, PRIMARY KEY (x)', k DECIMAL(10, 2))",
+            'CREATE TABLE t (\n    "note" VARCHAR DEFAULT \'UNIQUE, PRIMARY KEY (x)\', \n    "k" DECIMAL(10,2)\n)'.replace(", \n", ",\n"),
             [],
         ),
         ("ALTER TABLE t ADD COLUMN x INTEGER", "ALTER TABLE t ADD COLUMN x INTEGER", []),
@@ -64,6 +67,70 @@ def lake_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 )
 def test_portable_sql_drops_only_the_constraints(statement: str, portable: str, dropped: list[lake_schema.Dropped]) -> None:
     assert lake_schema.portable_sql(statement) == (portable, dropped)
+
+
+def _tables(con, names: set[str]) -> dict[str, list[tuple]]:
+    """Each table's columns as the catalog holds them: name, type, default, nullable, in order.
+
+    A lake lists "no default" as the default NULL, and keeps a literal default as quoted text
+    ('0' for 0, cast to the column's type on use): both are read as the file writes them."""
+    rows = con.execute(
+        "SELECT table_name, column_name, data_type, column_default, is_nullable FROM duckdb_columns()"
+        " WHERE database_name = current_database() ORDER BY table_name, column_index"
+    ).fetchall()
+    tables: dict[str, list[tuple]] = {}
+    for table, *column in rows:
+        if table in names:
+            name, data_type, default, nullable = column
+            tables.setdefault(table, []).append((name, data_type, _default(default), nullable))
+    return tables
+
+
+def _default(text: str | None) -> str | None:
+    if text is None or text == "NULL":
+        return None
+    quoted = len(text) > 1 and text[0] == text[-1] == "'" and "'" not in text[1:-1]
+    return text[1:-1] if quoted else text
+
+
+def test_every_migrations_tables_on_a_real_lake_are_the_files_less_their_constraints(tmp_path: Path) -> None:
+    """The transform's contract, on every CREATE TABLE of every migration: on a DuckLake, the
+    rewritten statement makes the same columns, types, defaults and NOT NULLs as the original
+    on a DuckDB file, and the constraints it reports dropped are exactly those the file holds."""
+    statements = [s for f in db.migration_files() for s in db.split_statements(f.read_text(encoding="utf-8"))]
+    creates = [s for s in statements if s.lstrip().upper().startswith("CREATE TABLE")]
+    assert len(creates) >= 20  # every migration's tables, not an empty list
+    for n, statement in enumerate(creates):
+        file = duckdb.connect(":memory:")
+        file.execute(statement)
+        [table] = [name for (name,) in file.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+        held = file.execute(
+            "SELECT constraint_type, constraint_column_names, expression FROM duckdb_constraints()"
+            " WHERE constraint_type <> 'NOT NULL' ORDER BY constraint_index"
+        ).fetchall()
+        portable, dropped = lake_schema.portable_sql(statement)
+        on_lake = lake.attach(f"ducklake:{tmp_path / f'{n}.ducklake'}", lake_data=str(tmp_path / f"data{n}"))
+        try:
+            on_lake.execute(portable)
+            assert _tables(on_lake, {table}) == _tables(file, {table}), statement
+        finally:
+            on_lake.close()
+            file.close()
+        assert [(d.table, d.kind, d.text) for d in dropped] == [
+            (table, "check" if kind == "CHECK" else "key", " ".join(expression.split()) if kind == "CHECK" else ", ".join(columns))
+            for kind, columns, expression in held
+        ], statement
+
+
+def test_the_contract_check_sees_a_lost_not_null(tmp_path: Path) -> None:
+    """The check above can fail: a rewrite that loses a NOT NULL or changes a type differs from the file."""
+    file = duckdb.connect(":memory:")
+    file.execute("CREATE TABLE t (id VARCHAR PRIMARY KEY, n INTEGER NOT NULL)")
+    on_lake = lake.attach(f"ducklake:{tmp_path / 'x.ducklake'}", lake_data=str(tmp_path / "data"))
+    on_lake.execute("CREATE TABLE t (id VARCHAR, n BIGINT NOT NULL)")
+    assert _tables(on_lake, {"t"}) != _tables(file, {"t"})
+    on_lake.close()
+    file.close()
 
 
 def test_the_lake_lacks_exactly_these_constraints() -> None:
@@ -76,7 +143,7 @@ def test_the_lake_lacks_exactly_these_constraints() -> None:
         ("reviewed_egress_terms", "key", "provider, scope, tier"),  # reference
         ("reviewed_storage_terms", "key", "provider, kind, product"),  # reference
         ("scrape_runs", "key", "run_id"),  # uuid4 per run
-        ("scrape_runs", "check", "status IN ('ok', 'failed', 'skipped', 'unchanged', 'quarantined', 'running', 'interrupted')"),  # load.py's and runs.py's statuses
+        ("scrape_runs", "check", "(status IN ('ok', 'failed', 'skipped', 'unchanged', 'quarantined', 'running', 'interrupted'))"),  # load.py's and runs.py's statuses
         ("source_schedules", "key", "source"),  # reference (the schedules file)
         ("source_validators", "key", "source"),  # MERGE per source
     ]
@@ -119,12 +186,12 @@ def test_the_postgres_extension_gets_its_real_name_by_link_or_copy(tmp_path: Pat
     assert not copied.is_symlink() and copied.read_bytes() == b"extension bytes"
 
 
-def test_target_resolution_prefers_the_warehouse(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GPUCAT_DB", "file.duckdb")
-    assert db.db_path() == Path("file.duckdb")
-    monkeypatch.setenv(lake.WAREHOUSE_ENV, "ducklake:postgres:dbname=gpucat host=127.0.0.1")
-    assert db.db_path() == "ducklake:postgres:dbname=gpucat host=127.0.0.1"
-    assert db.db_path("mine.duckdb") == Path("mine.duckdb")  # an explicit --db wins
+def test_target_resolution_prefers_the_warehouse() -> None:
+    env = {"GPUCAT_DB": "file.duckdb"}
+    assert db.db_path(None, Settings.from_env(env)) == Path("file.duckdb")
+    env[lake.WAREHOUSE_ENV] = "ducklake:postgres:dbname=gpucat host=127.0.0.1"
+    assert db.db_path(None, Settings.from_env(env)) == "ducklake:postgres:dbname=gpucat host=127.0.0.1"
+    assert db.db_path("mine.duckdb", Settings.from_env(env)) == Path("mine.duckdb")  # an explicit --db wins
 
 
 def test_the_cli_hands_a_lake_url_through_unchanged(tmp_path: Path) -> None:
@@ -190,7 +257,7 @@ def test_a_reader_of_a_lake_that_needs_migrations_is_told(lake_url: str) -> None
 def refresh(target, names: list[str]) -> list:
     with tempfile.TemporaryDirectory() as work:
         options = pipeline.FetchOptions(workdir=Path(work), replay_dir=FIXTURES)
-        return pipeline.refresh_sources(db.Writer(target), [get_source(n) for n in names], options, prerequisites=False)
+        return pipeline.refresh_sources(db.writer(target), [get_source(n) for n in names], options, prerequisites=False)
 
 
 CURRENT = "SELECT * EXCLUDE (age_hours, is_stale) FROM current_offers ORDER BY ALL"
@@ -359,16 +426,17 @@ def test_the_prefect_flow_refreshes_a_lake(lake_url: str) -> None:
     assert runs == [(name, "ok", True) for name in sorted(SOURCES)]
 
 
-def test_a_lake_writer_travels_to_another_process_as_its_url(lake_url: str) -> None:
-    """Task runners (Dask) pickle the Writer: a lake's attached connection stays behind, the URL goes."""
+def test_a_lake_writer_travels_to_another_process_as_its_url(lake_url: str, tmp_path: Path) -> None:
+    """Task runners (Dask) pickle the writer: a lake's attached connection stays behind, the URL goes."""
     import pickle
 
-    writer = db.Writer(lake_url)
+    writer = db.writer(lake_url, lake_data=str(tmp_path / "data"))
+    assert isinstance(writer, db.LakeWriter)
     with writer.open() as con:
         con.execute("SELECT 1")
     copy = pickle.loads(pickle.dumps(writer))
     writer.close()  # a lake whose metadata is a DuckDB file is attached once per process
-    assert (copy.path, copy.con) == (lake_url, None)
+    assert (copy.url, copy.lake_data, copy._attached) == (lake_url, str(tmp_path / "data"), None)
     with copy.open() as con:
         assert con.execute("SELECT count(*) FROM scrape_runs").fetchone() == (0,)
     copy.close()

@@ -46,10 +46,9 @@ def gpucat(*args: str, env: dict[str, str]) -> subprocess.Popen:
     )
 
 
-def test_two_refreshes_at_once_while_reading(postgres: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_refreshes_at_once_while_reading(postgres: dict[str, object], tmp_path: Path) -> None:
     url = new_database(postgres, "concurrent")
-    monkeypatch.setenv(lake.DATA_ENV, str(tmp_path / "lake-data"))
-    db.connect(url).close()  # the lake exists (migrated) before anyone reads it
+    db.connect(url, lake_data=str(tmp_path / "lake-data")).close()  # the lake exists (migrated) before anyone reads it
 
     reads, failures, stop = [0], [], threading.Event()
 
@@ -117,17 +116,16 @@ def test_the_cli_reads_the_lake(postgres: dict[str, object], tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("round_", range(3))
-def test_writers_creating_one_lake_take_turns(postgres: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, round_: int) -> None:
+def test_writers_creating_one_lake_take_turns(postgres: dict[str, object], tmp_path: Path, round_: int) -> None:
     """Several find the lake empty and migrate at once: each migration is applied exactly once."""
     url = new_database(postgres, f"fresh{round_}")
-    monkeypatch.setenv(lake.DATA_ENV, str(tmp_path / "lake-data"))
     errors: list[str] = []
     start = threading.Barrier(4)
 
     def open_and_close() -> None:
         try:
             start.wait(timeout=60)
-            db.connect(url).close()
+            db.connect(url, lake_data=str(tmp_path / "lake-data")).close()
         except Exception as exc:  # noqa: BLE001
             errors.append(f"{type(exc).__name__}: {exc}")
 

@@ -162,7 +162,7 @@ def test_cli_says_busy_in_one_line(loaded: Path, monkeypatch: pytest.MonkeyPatch
 def test_a_refresh_that_cannot_start_says_so(tmp_path: Path, loaded: Path):
     """Held past the writer's bound, a refresh gives up before any source fetches, with one error
     naming the file. (A burst that cannot record says so on each of its runs: tests/speed/test_refresh_bursts.py.)"""
-    writer = db.Writer(loaded, wait_s=0.3)
+    writer = db.writer(loaded, wait_s=0.3)
     other = hold(loaded, "read", 3)
     try:
         with pytest.raises(DatabaseBusy, match=f"{loaded} is busy"):
