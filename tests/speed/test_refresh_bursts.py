@@ -141,7 +141,7 @@ def test_a_clean_burst_writes_its_sources_in_one_pass(tmp_path: Path, monkeypatc
     a, b = example_source("example-a"), example_source("example-b")
     ready = [pipeline.Prepared(s, pipeline.new_run(s), pipeline.Parsed([offer(source=s.name, offer_id=f"{s.name}-{i}") for i in range(3)], pages=1))
              for s in (a, b)]  # fmt: skip
-    runs, _ = pipeline.load_prepared(db.Writer(tmp_path / "w.duckdb"), ready)
+    runs, _ = pipeline.load_prepared(db.writer(tmp_path / "w.duckdb"), ready)
     assert [(r.source, r.status, r.rows_valid) for r in runs] == [("example-a", "ok", 3), ("example-b", "ok", 3)]
     assert passes == [2]
     with db.connect(tmp_path / "w.duckdb", read_only=True) as con:
@@ -167,7 +167,7 @@ def test_a_source_refused_mid_merge_fails_alone_and_leaves_its_rows(tmp_path: Pa
         pipeline.Prepared(b, pipeline.new_run(b), pipeline.Parsed([offer(source="example-b", offer_id=f"b{i}", price=56.0, usd_per_hour=56.0, usd_per_gpu_hour=7.0) for i in range(3)], pages=1)),
         pipeline.Prepared(c, pipeline.new_run(c), pipeline.Parsed([offer(source="example-c", offer_id=f"c{i}") for i in range(2)], pages=1)),
     ]
-    runs, _ = pipeline.load_prepared(db.Writer(path), ready)
+    runs, _ = pipeline.load_prepared(db.writer(path), ready)
     assert [(r.source, r.status, len(r.rejected)) for r in runs] == [("example-a", "ok", 0), ("example-b", "failed", 0), ("example-c", "ok", 0)]
     assert "would end 3 offers versions before they began" in (runs[1].error or "")
     assert passes == [3, 3]  # joined, then source by source
