@@ -14,13 +14,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
 
 import duckdb
 import polars as pl
 
 from gpucat.schemas.errors import BatchRejected
-from gpucat.schemas.records import Rejected
+from gpucat.schemas.records import Rejected, row_json
 from gpucat.schemas.validate import CONTRACTS, Validated
 from gpucat.scrapers import siblings
 from gpucat.warehouse import quarantine
@@ -276,7 +275,7 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
                 "provider": [run.provider] * len(chunk),
                 "table_name": [r.table for r in chunk],
                 "reasons": [list(r.reasons) for r in chunk],
-                "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for r in chunk],
+                "row_json": [row_json(r.row) for r in chunk],
                 "rejected_at": [run.finished_at] * len(chunk),
             },
             schema=_REJECTED_SCHEMA,
@@ -287,7 +286,7 @@ def _record(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> N
 
 # Rejected rows are written this many at a time: a marketplace answer may reject tens of
 # thousands of raw offers, and their JSON at once would cost hundreds of MB.
-REJECTED_CHUNK = 5000
+REJECTED_CHUNK = 1000
 _REJECTED_SCHEMA = {
     "run_id": pl.String,
     "source": pl.String,
@@ -297,10 +296,6 @@ _REJECTED_SCHEMA = {
     "row_json": pl.String,
     "rejected_at": pl.Datetime(time_zone="UTC"),
 }
-
-
-def _json_default(value: Any) -> str:
-    return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
 def record_run(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> None:
