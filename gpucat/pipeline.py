@@ -22,9 +22,9 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -414,7 +414,7 @@ def load_prepared(
     runs: list[RunRecord] = []
     rates = None
     try:
-        with writer.open() as con, load_memory(con):
+        with writer.open() as con, load_memory(con) if _rows(parsed.values()) >= BIG_BURST_ROWS else nullcontext():
             runs += [_load_one(con, p, batches.get(id(p))) for p in ready]
             status = {run.source: run.status for run in runs}
             for source, run in fallbacks:
@@ -444,6 +444,13 @@ def load_prepared(
 # disk instead and gives memory back, and the same load grows it by about 110 MB. These are the
 # database's settings, so they are put back after the burst.
 LOAD_SETTINGS = {"threads": "1", "memory_limit": "100MB", "allocator_flush_threshold": "8MB"}
+# A burst of fewer rows than this loads with DuckDB's own settings: its memory is small anyway,
+# and a load that scans a long history keeps both threads.
+BIG_BURST_ROWS = 10_000
+
+
+def _rows(parsed: Iterable[Parsed]) -> int:
+    return sum(p.items.rows if isinstance(p.items, Collected) else len(p.items) for p in parsed)
 
 
 @contextmanager

@@ -79,9 +79,10 @@ class Collected:
 COLLECT_ROWS = 10_000
 
 
-def collect(items: Iterable[ParseItem], scrub: Callable[[Rejected], Rejected] = lambda r: r, chunk_rows: int = COLLECT_ROWS) -> Collected:
+def collect(items: Iterable[ParseItem], scrub: Callable[[Rejected], Rejected] = lambda r: r, chunk_rows: int | None = None) -> Collected:
     """A stream of parse items as a `Collected`: records into frames per table, every `chunk_rows`;
     rejections (through `scrub`, which redacts what must not be stored) and skip counts kept."""
+    chunk_rows = chunk_rows or COLLECT_ROWS
     pending: dict[str, list[Record]] = defaultdict(list)
     frames: dict[str, list[pl.DataFrame]] = defaultdict(list)
     rejected: list[Rejected] = []
