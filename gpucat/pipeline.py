@@ -5,7 +5,9 @@ A refresh is three steps, each one function here:
 - `start_refresh`: in one opening of the warehouse, the reference data, the prerequisites (the
   rate sources, while the warehouse holds no rates), each run's `running` row, the last good
   runs' fetch tokens and the exchange rates;
-- `prepare_source`: one source fetched (conditionally) and parsed, with the warehouse closed;
+- `prepare_source`: one source fetched (conditionally) and parsed, with the warehouse closed,
+  its records streamed into frames a chunk at a time (`Collected`), so it holds its batch, not a
+  record object per offer;
 - `load_prepared`: a burst of ready sources validated together, then loaded in one opening of
   the warehouse, each in its own transaction (quarantine included); the fallbacks waiting on
   those sources are settled in the same opening.

@@ -190,9 +190,10 @@ def _json_default(value: Any) -> str:
 class RowText(Mapping[str, Any]):
     """A rejected row held as the JSON text it will be stored as (`row_json`), decoded on reading.
 
-    A marketplace's raw rows are wide (a Vast offer has about 70 fields): as dicts, tens of
-    thousands of rejected ones cost about 10 KB each, as text about 2 KB. A refresh holds its
-    parse-time rejections so until they are stored; reading one (`row["offer_id"]`) decodes it.
+    A marketplace's raw rows are wide (a Vast offer has about 70 fields): a rejected one costs
+    about 10 KB as a dict and 2 KB as text. A refresh holds the rows it rejected while parsing
+    this way until they are stored (`schemas.validate.collect`, for rows of plain JSON only, which
+    read back as themselves); reading one (`row["offer_id"]`) decodes it.
     """
 
     __slots__ = ("text",)
