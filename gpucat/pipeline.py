@@ -457,20 +457,22 @@ def _rows(parsed: Iterable[Parsed]) -> int:
 
 @contextmanager
 def load_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """`LOAD_SETTINGS` on `con` for the duration; a connection that refuses one (a lake) keeps its own."""
-    changed = []
-    for name, value in LOAD_SETTINGS.items():
+    """`LOAD_SETTINGS` on `con` for the duration, then each back to what it was (as DuckDB reports
+    it: a memory size to 0.1 GiB); a connection that refuses one keeps its own."""
+    before: dict[str, Any] = {}
+    for name, value in LOAD_SETTINGS.items():  # names and values from the constant above
         try:
-            con.execute(f"SET {name} = '{value}'")  # names and values from the constant above
-            changed.append(name)
+            [(was,)] = con.execute(f"SELECT current_setting('{name}')").fetchall()
+            con.execute(f"SET {name} = '{value}'")
+            before[name] = was
         except duckdb.Error:
             pass
     try:
         yield
     finally:
-        for name in changed:
+        for name, was in before.items():
             try:
-                con.execute(f"RESET {name}")
+                con.execute(f"SET {name} = '{was}'")
             except duckdb.Error:
                 pass
 

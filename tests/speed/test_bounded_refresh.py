@@ -67,6 +67,7 @@ def test_a_prepared_source_holds_frames_of_its_records(tmp_path: Path, monkeypat
 def test_the_load_settings_are_put_back_after_a_burst(tmp_path: Path):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     db.migrate(con)
+    con.execute("SET memory_limit = '2GiB'")  # a caller's own setting (DuckDB reports it to 0.1 GiB)
     before = con.execute("SELECT name, value FROM duckdb_settings() WHERE name IN ('threads', 'memory_limit') ORDER BY name").fetchall()
     seen = []
     with pipeline.load_memory(con):
