@@ -5,7 +5,9 @@ A refresh is three steps, each one function here:
 - `start_refresh`: in one opening of the warehouse, the reference data, the prerequisites (the
   rate sources, while the warehouse holds no rates), each run's `running` row, the last good
   runs' fetch tokens and the exchange rates;
-- `prepare_source`: one source fetched (conditionally) and parsed, with the warehouse closed;
+- `prepare_source`: one source fetched (conditionally) and parsed, with the warehouse closed,
+  its records streamed into frames a chunk at a time (`Collected`), so it holds its batch, not a
+  record object per offer;
 - `load_prepared`: a burst of ready sources validated together, then loaded in one opening of
   the warehouse and one commit, each source all or nothing (quarantine included; `_write_burst`);
   the fallbacks waiting on those sources are settled in the same opening.
@@ -21,9 +23,9 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -42,13 +44,13 @@ from gpucat.schemas import providers as provider_terms
 from gpucat.schemas.errors import DatabaseBusy, GpucatError, MissingApiKey, PrimaryLoaded, SourceError, UserInputError
 from gpucat.schemas.gpu_models import GpuModelRow
 from gpucat.schemas.model_archs import ModelArchRow
-from gpucat.schemas.records import ExchangeRate, Page, ParseItem, Rejected, Skipped
+from gpucat.schemas.records import ExchangeRate, Page, ParseItem, Rejected, RowText
 from gpucat.schemas.redact import redact, redact_value
 from gpucat.schemas.reference import GPU_MODELS_CSV
 from gpucat.schemas.settings import Settings
-from gpucat.schemas.validate import Validated, validate_each
+from gpucat.schemas.validate import Collected, Validated, collect, validate_each
 from gpucat.scrapers import all_sources
-from gpucat.scrapers.base import Source, parse_pages
+from gpucat.scrapers.base import Source, parse_pages, stream_pages
 from gpucat.scrapers.capture import CaptureWriter, ReplayTransport, find_entry
 from gpucat.scrapers.conditional import FetchTokens, SourceUnchanged
 from gpucat.scrapers.http import Fetcher, make_client
@@ -162,6 +164,18 @@ def parse_source(source: Source, pages: Sequence[Page], rates: ExchangeRates = N
     return list(normalize(parse_pages(source, pages, processes=processes), rates))
 
 
+@secrets_redacted()
+def collect_source(
+    source: Source, pages: Sequence[Page], rates: ExchangeRates = NO_RATES, *, processes: int | None = None
+) -> Collected:
+    """`parse_source`, held compactly as it streams (`schemas.validate.collect`): what a refresh
+    keeps of a source until its load, so its memory grows with the batch, not the market. Rows
+    rejected while parsing are scrubbed of known keys as they come."""
+    report(source.name, "parsing")
+    secrets = known_secrets()
+    return collect(normalize(stream_pages(source, pages, processes=processes), rates), partial(_scrubbed_one, secrets=secrets) if secrets else _as_is)
+
+
 def rate_warnings(items: Sequence[ParseItem]) -> list[str]:
     """One line per exchange-rate reason offers were rejected for, with how many (what `parse --db` warns)."""
     counts: dict[str, int] = {}
@@ -210,7 +224,7 @@ _PRIMARY_HOLDS = ("ok", "unchanged", "quarantined")
 # Plain data, so an outcome crosses a process boundary (a Dask worker) whatever went wrong.
 @dataclass(frozen=True)
 class Parsed:
-    items: list[ParseItem]
+    items: Collected | Sequence[ParseItem]  # a refresh's are `Collected` (prepare_source); a list is collected when validated
     pages: int
     tokens: FetchTokens | None = None  # stored once the load is ok
 
@@ -257,50 +271,47 @@ def prepare_source(source: Source, options: FetchOptions, previous: FetchTokens 
     """Fetch and parse one source; never opens the warehouse, never raises (a failure is its outcome)."""
     try:
         fetched = fetch_source(source, options, previous)
-        return Parsed(parse_source(source, fetched.pages, rates, processes=options.settings.parse_processes), len(fetched.pages), fetched.tokens)
+        return Parsed(collect_source(source, fetched.pages, rates, processes=options.settings.parse_processes), len(fetched.pages), fetched.tokens)
     except SourceUnchanged as unchanged:
         return Unchanged(str(unchanged), unchanged.checked_at)
     except Exception as exc:  # noqa: BLE001 - any failure of one source is recorded, the others go on
         return Failed.of(exc)
 
 
-def validate_sources(parsed: Sequence[tuple[Source, Sequence[ParseItem], int]]) -> list[SourceBatch | Exception]:
+def validate_sources(parsed: Sequence[tuple[Source, Collected | Sequence[ParseItem], int]]) -> list[SourceBatch | Exception]:
     """One validated batch per table each (source, items, pages) fills, with rejections from parsing
     riding along, in one pandera pass per table for all of them. A source whose batch fails as a
     whole fails by itself, with its error in its place (schemas.validate.validate_each)."""
     for source, _, _ in parsed:
         report(source.name, "validating")
+    collected = [items if isinstance(items, Collected) else collect(items) for _, items, _ in parsed]
     tables = list(dict.fromkeys(table for source, _, _ in parsed for table in source.tables))
     checked: list[dict[str, Validated | Exception]] = [{} for _ in parsed]
     for table in tables:
         fill = [n for n, (source, _, _) in enumerate(parsed) if table in source.tables]
-        results = validate_each(table, [_records(parsed[n][1], table) for n in fill])
+        results = validate_each(table, [collected[n].frame(table) for n in fill])
         for n, result in zip(fill, results, strict=True):
             checked[n][table] = result
     out: list[SourceBatch | Exception] = []
-    for (source, items, pages), results in zip(parsed, checked, strict=True):
+    for (source, _, pages), items, own in zip(parsed, collected, checked, strict=True):
         try:
             with secrets_redacted():
-                error = next((results[t] for t in source.tables if isinstance(results[t], Exception)), None)
+                error = next((own[t] for t in source.tables if isinstance(own[t], Exception)), None)
                 if error is not None:
                     raise error
-                out.append(_source_batch(source, items, pages, results))  # type: ignore[arg-type]
+                out.append(_source_batch(source, items, pages, own))  # type: ignore[arg-type]
         except Exception as exc:  # noqa: BLE001 - one source's failure is its own
             out.append(exc)
     return out
 
 
-def _records(items: Sequence[ParseItem], table: str) -> list[ParseItem]:
-    return [item for item in items if not isinstance(item, (Rejected, Skipped)) and item.table == table]
-
-
-def _source_batch(source: Source, items: Sequence[ParseItem], pages: int, validated: Mapping[str, Validated]) -> SourceBatch:
-    earlier = [item for item in items if isinstance(item, Rejected)]
+def _source_batch(source: Source, items: Collected, pages: int, validated: Mapping[str, Validated]) -> SourceBatch:
+    earlier = items.rejected
     batches = [Validated(table, validated[table].frame, _scrubbed([r for r in earlier if r.table == table] + validated[table].rejected))
                for table in source.tables]  # fmt: skip
     stray = [r for r in earlier if r.table not in source.tables]
     batches[0].rejected.extend(_scrubbed(stray))
-    return SourceBatch(batches, pages, skipped=sum(item.count for item in items if isinstance(item, Skipped)))
+    return SourceBatch(batches, pages, skipped=items.skipped)
 
 
 def _scrubbed(rejected: list[Rejected]) -> list[Rejected]:
@@ -309,7 +320,17 @@ def _scrubbed(rejected: list[Rejected]) -> list[Rejected]:
     secrets = known_secrets()
     if not secrets:
         return rejected
-    return [Rejected(r.table, tuple(redact(x, secrets) for x in r.reasons), redact_value(r.row, secrets)) for r in rejected]
+    return [_scrubbed_one(r, secrets) for r in rejected]
+
+
+def _scrubbed_one(r: Rejected, secrets: tuple[str, ...]) -> Rejected:
+    if isinstance(r.row, RowText):  # collected: scrubbed before it was encoded
+        return Rejected(r.table, tuple(redact(x, secrets) for x in r.reasons), r.row)
+    return Rejected(r.table, tuple(redact(x, secrets) for x in r.reasons), redact_value(r.row, secrets))
+
+
+def _as_is(r: Rejected) -> Rejected:
+    return r
 
 
 @secrets_redacted()
@@ -392,7 +413,7 @@ def load_prepared(
     runs: list[RunRecord] = []
     rates = None
     try:
-        with writer.open() as con:
+        with writer.open() as con, load_memory(con) if _rows(parsed.values()) >= BIG_BURST_ROWS else nullcontext():
             runs += _write_burst(con, ready, batches, fallbacks)
             if read_rates:
                 rates = exchange_rates(con)
@@ -489,6 +510,43 @@ def _write_each(
               if (tokens := getattr(p.outcome, "tokens", None)) is not None and p.run.status == "ok"]  # fmt: skip
     fetch_tokens.save_all(con, loaded)
     return runs
+
+
+# DuckDB's own memory while a burst loads. By default it may buffer up to 80% of the machine's
+# memory and keeps what a statement freed (up to 128 MB) for the next: loading 100k Vast offers
+# (a 45 MB frame) grew the process by 270 MB. With one thread and a 100 MB budget it spills to
+# disk instead and gives memory back, and the same load grows it by about 110 MB. These are the
+# database's settings, so they are put back after the burst.
+LOAD_SETTINGS = {"threads": "1", "memory_limit": "100MB", "allocator_flush_threshold": "8MB"}
+# A burst of fewer rows than this loads with DuckDB's own settings: its memory is small anyway,
+# and a load that scans a long history keeps both threads.
+BIG_BURST_ROWS = 10_000
+
+
+def _rows(parsed: Iterable[Parsed]) -> int:
+    return sum(p.items.rows if isinstance(p.items, Collected) else len(p.items) for p in parsed)
+
+
+@contextmanager
+def load_memory(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """`LOAD_SETTINGS` on `con` for the duration, then each back to what it was (as DuckDB reports
+    it: a memory size to 0.1 GiB); a connection that refuses one keeps its own."""
+    before: dict[str, Any] = {}
+    for name, value in LOAD_SETTINGS.items():  # names and values from the constant above
+        try:
+            [(was,)] = con.execute(f"SELECT current_setting('{name}')").fetchall()
+            con.execute(f"SET {name} = '{value}'")
+            before[name] = was
+        except duckdb.Error:
+            pass
+    try:
+        yield
+    finally:
+        for name, was in before.items():
+            try:
+                con.execute(f"SET {name} = '{was}'")
+            except duckdb.Error:
+                pass
 
 
 def _load_one(con: duckdb.DuckDBPyConnection, prepared: Prepared, batch: SourceBatch | Exception | None, burst: Burst | None = None) -> RunRecord:

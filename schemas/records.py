@@ -7,8 +7,10 @@ are checked against it by tests. Units: GB = 10^9 bytes, USD, hours as priced, U
 
 from __future__ import annotations
 
+import json
 import types
 import typing
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
 from datetime import UTC, date, datetime
 from functools import cache
@@ -171,7 +173,54 @@ class Rejected:
 
     table: str
     reasons: tuple[str, ...]
-    row: dict[str, Any]
+    row: Mapping[str, Any]  # a dict; a collected one of plain JSON is its text (`RowText`)
+
+
+def row_json(row: Mapping[str, Any]) -> str:
+    """A rejected row as `rejected_rows.row_json` stores it: keys sorted, times in ISO form."""
+    if isinstance(row, RowText):
+        return row.text
+    return json.dumps(row, sort_keys=True, default=_json_default)
+
+
+def _json_default(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+class RowText(Mapping[str, Any]):
+    """A rejected row held as the JSON text it will be stored as (`row_json`), decoded on reading.
+
+    A marketplace's raw rows are wide (a Vast offer has about 70 fields): a rejected one costs
+    about 10 KB as a dict and 2 KB as text. A refresh holds the rows it rejected while parsing
+    this way until they are stored (`schemas.validate.collect`, for rows of plain JSON only, which
+    read back as themselves); reading one (`row["offer_id"]`) decodes it.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, row: Mapping[str, Any]):
+        self.text = row_json(row)
+
+    def _row(self) -> dict[str, Any]:
+        decoded: dict[str, Any] = json.loads(self.text)
+        return decoded
+
+    def __getitem__(self, key: str) -> Any:
+        return self._row()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row())
+
+    def __len__(self) -> int:
+        return len(self._row())
+
+    def __eq__(self, other: object) -> bool:
+        return self._row() == (other._row() if isinstance(other, RowText) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RowText({self.text[:200]})"
 
 
 @dataclass(frozen=True)

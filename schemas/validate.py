@@ -8,7 +8,7 @@ problems (a column missing, a wrong type everywhere) raise `ParseError`.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ import polars as pl
 
 from gpucat.schemas import egress_terms, exchange_rates, interruption_rates, offers, storage_terms
 from gpucat.schemas.errors import ParseError
-from gpucat.schemas.records import Record, Rejected
+from gpucat.schemas.records import ParseItem, Record, Rejected, RowText, Skipped, record_columns
 
 
 @dataclass(frozen=True)
@@ -50,15 +50,79 @@ class Validated:
     rejected: list[Rejected]
 
 
-def validate(table: str, records: Sequence[Record]) -> Validated:
+@dataclass(frozen=True)
+class Collected:
+    """A source's parse, held compactly until it is validated (`collect`).
+
+    Its records are typed frames of their table's contract columns, built `COLLECT_ROWS` at a
+    time as the parse streams, so a marketplace of 100k offers is never 100k record objects at
+    once; its parse-time rejections keep their rows, and rows of plain JSON are held as their
+    stored text. Nothing is validated yet: `validate_each` takes `frame(table)` as a group.
+    """
+
+    frames: dict[str, list[pl.DataFrame]]
+    rejected: list[Rejected]
+    skipped: int = 0  # rows the parser set aside as out of scope (`Skipped`), counted only
+
+    def frame(self, table: str) -> pl.DataFrame:
+        """The table's records, in parse order (chunks joined without copying)."""
+        chunks = self.frames.get(table)
+        return pl.concat(chunks, rechunk=False) if chunks else _frame(CONTRACTS[table], [])
+
+    @property
+    def rows(self) -> int:
+        return sum(f.height for chunks in self.frames.values() for f in chunks) + len(self.rejected)
+
+
+# Records per chunk `collect` turns into a frame: large enough that a chunk's frame costs little
+# over its data, small enough that the chunk's record objects are a few MB.
+COLLECT_ROWS = 10_000
+
+
+def collect(items: Iterable[ParseItem], scrub: Callable[[Rejected], Rejected] = lambda r: r, chunk_rows: int | None = None) -> Collected:
+    """A stream of parse items as a `Collected`: records into frames per table, every `chunk_rows`;
+    rejections (through `scrub`, which redacts what must not be stored) and skip counts kept."""
+    chunk_rows = chunk_rows or COLLECT_ROWS
+    pending: dict[str, list[Record]] = defaultdict(list)
+    frames: dict[str, list[pl.DataFrame]] = defaultdict(list)
+    rejected: list[Rejected] = []
+    skipped = 0
+    for item in items:
+        if isinstance(item, Rejected):
+            clean = scrub(item)
+            rejected.append(Rejected(clean.table, clean.reasons, RowText(clean.row)) if _plain_json(clean.row) else clean)
+        elif isinstance(item, Skipped):
+            skipped += item.count
+        else:
+            chunk = pending[item.table]
+            chunk.append(item)
+            if len(chunk) >= chunk_rows:
+                frames[item.table].append(_frame(CONTRACTS[item.table], chunk))
+                chunk.clear()
+    for table, chunk in pending.items():
+        if chunk:
+            frames[table].append(_frame(CONTRACTS[table], chunk))
+    return Collected(dict(frames), rejected, skipped)
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether `value` reads back from JSON as itself (a raw row of a JSON answer does)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain_json(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain_json(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def validate(table: str, records: Sequence[Record] | pl.DataFrame) -> Validated:
+    """A table's records (or a `Collected` frame of them) as trusted rows and rejections."""
     contract = CONTRACTS[table]
-    unique, rejected = _unique(contract, records)
-    frame = _frame(contract, unique)
-    reasons = _failures(contract, frame)
-    return _split(contract, unique, frame, rejected, reasons, check_rest=True)
+    unique = _unique(contract, _Rows(contract, records))
+    reasons = _failures(contract, unique.frame)
+    return _split(contract, unique, reasons, check_rest=True)
 
 
-def validate_each(table: str, groups: Sequence[Sequence[Record]]) -> list[Validated | Exception]:
+def validate_each(table: str, groups: Sequence[Sequence[Record] | pl.DataFrame]) -> list[Validated | Exception]:
     """`validate(table, group)` of every group (a source's records), in one pandera pass over all.
 
     Most of pandera's cost is per call, not per row (about 50 ms for a handful of rows), so a
@@ -66,21 +130,22 @@ def validate_each(table: str, groups: Sequence[Sequence[Record]]) -> list[Valida
     call per group: keys are deduplicated within a group, every check is row by row, and each
     failure's row index names its group. A whole-batch problem (a failure with no row index), or
     any error of the joint pass, sends every group through `validate` alone, so the error lands
-    on its own group (returned in its place, not raised).
+    on its own group (returned in its place, not raised). A group is a list of records or, from
+    `collect`, a frame of them.
     """
     contract = CONTRACTS[table]
     try:
-        deduped = [_unique(contract, records) for records in groups]
-        frames = [_frame(contract, unique) for unique, _ in deduped]
+        deduped = [_unique(contract, _Rows(contract, records)) for records in groups]
+        frames = [unique.frame for unique in deduped]
         reasons = _failures(contract, pl.concat(frames) if frames else _frame(contract, []))
     except Exception:  # noqa: BLE001 - not necessarily every group's fault: let each meet it alone
         return [_validate_alone(table, records) for records in groups]
     out: list[Validated | Exception] = []
     start = 0
-    for (unique, rejected), frame in zip(deduped, frames, strict=True):
-        end = start + frame.height
+    for unique in deduped:
+        end = start + unique.frame.height
         own = {i - start: why for i, why in reasons.items() if start <= i < end}
-        out.append(_split(contract, unique, frame, rejected, own, check_rest=False))
+        out.append(_split(contract, unique, own, check_rest=False))
         start = end
     if reasons:  # what remains must pass; a failure here is a bug, not data
         rest = [v.frame for v in out if isinstance(v, Validated)]
@@ -88,39 +153,76 @@ def validate_each(table: str, groups: Sequence[Sequence[Record]]) -> list[Valida
     return out
 
 
-def _validate_alone(table: str, records: Sequence[Record]) -> Validated | Exception:
+def _validate_alone(table: str, records: Sequence[Record] | pl.DataFrame) -> Validated | Exception:
     try:
         return validate(table, records)
     except Exception as exc:  # noqa: BLE001 - this group's own failure, handed back in its place
         return exc
 
 
-def _unique(contract: Contract, records: Sequence[Record]) -> tuple[list[Record], list[Rejected]]:
-    """Records with one occurrence of each natural key; the others are rejected visibly.
+class _Rows:
+    """A group's rows as a frame of the contract's columns, and each row as a rejection stores it:
+    the record's own `as_row()`, or, for a collected frame, the frame's row in the record's fields."""
+
+    def __init__(self, contract: Contract, group: Sequence[Record] | pl.DataFrame):
+        self.table = contract.table
+        if isinstance(group, pl.DataFrame):
+            self.records: Sequence[Record] | None = None
+            self.frame = group
+        else:
+            self.records = group
+            self.frame = _frame(contract, group)
+
+    def keys(self, key: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        if self.records is not None:
+            return [tuple(_hashable(getattr(r, k, None)) for k in key) for r in self.records]
+        return [tuple(_hashable(v) for v in row) for row in self.frame.select(key).iter_rows()]
+
+    def row(self, i: int) -> dict[str, Any]:
+        if self.records is not None:
+            return self.records[i].as_row()
+        row = self.frame.row(i, named=True)
+        return {name: row.get(name) for name in record_columns(self.table)}
+
+
+@dataclass(frozen=True)
+class _Unique:
+    rows: _Rows
+    frame: pl.DataFrame  # one row per key
+    at: list[int] | None  # each row's index in `rows` (None: the same)
+    rejected: list[Rejected]
+
+    def row(self, i: int) -> dict[str, Any]:
+        return self.rows.row(i if self.at is None else self.at[i])
+
+
+def _unique(contract: Contract, rows: _Rows) -> _Unique:
+    """Rows with one occurrence of each natural key; the others are rejected visibly.
 
     A key listed again with the same content keeps its first row (`duplicate_key`). A key
     listed with different contents keeps none (`conflicting_duplicate_key` on every copy):
     which is the truth is unknowable, and the first one listed must not win by its place
     (the quarantine holds such a batch whole). Records stay records (no row dict each): a
     100k-offer batch would otherwise hold two dicts per offer at once."""
-    keys = [tuple(_hashable(getattr(r, k, None)) for k in contract.key) for r in records]
+    keys = rows.keys(contract.key)
     if len(set(keys)) == len(keys):
-        return list(records), []
+        return _Unique(rows, rows.frame, None, [])
     by_key: dict[tuple[Any, ...], list[int]] = defaultdict(list)
     for i, key in enumerate(keys):
         by_key[key].append(i)
-    unique: list[Record] = []
+    kept: list[int] = []
     rejected: list[Rejected] = []
     for key, at in by_key.items():
         named = dict(zip(contract.key, key, strict=True))
-        first = records[at[0]]
-        if len(at) > 1 and any(records[j].as_row() != first.as_row() for j in at[1:]):
+        first = rows.row(at[0])
+        if len(at) > 1 and any(rows.row(j) != first for j in at[1:]):
             reason = f"conflicting_duplicate_key: {named} is listed {len(at)} times with different content"
-            rejected.extend(Rejected(contract.table, (reason,), records[j].as_row()) for j in at)
+            rejected.extend(Rejected(contract.table, (reason,), rows.row(j)) for j in at)
             continue
-        unique.append(first)
-        rejected.extend(Rejected(contract.table, (f"duplicate_key: {named}",), records[j].as_row()) for j in at[1:])
-    return unique, rejected
+        kept.append(at[0])
+        rejected.extend(Rejected(contract.table, (f"duplicate_key: {named}",), rows.row(j)) for j in at[1:])
+    kept.sort()
+    return _Unique(rows, rows.frame[kept] if kept else rows.frame.clear(), kept, rejected)
 
 
 def _hashable(value: Any) -> Any:
@@ -129,10 +231,27 @@ def _hashable(value: Any) -> Any:
 
 def _frame(contract: Contract, records: Sequence[Record]) -> pl.DataFrame:
     """The records as a frame of the contract's columns, built column by column."""
+    schema = contract.polars_schema()
     if not records:
-        return pl.DataFrame(schema=contract.polars_schema())
+        return pl.DataFrame(schema=schema)
     columns = {c: [getattr(r, c, None) for r in records] for c in contract.columns}
-    return pl.DataFrame(columns, schema=contract.polars_schema(), strict=False)
+    return pl.DataFrame(
+        [_strings(c, v) if schema[c] == pl.String else pl.Series(c, v, schema[c], strict=False) for c, v in columns.items()]
+    )
+
+
+def _strings(name: str, values: list[Any]) -> pl.Series:
+    """A text column whose repeated values share their bytes: polars stores each string of a
+    list on its own, and a marketplace repeats a few long ones (its page URL: 26 of the 45 MB of
+    100k Vast offers). Gathering from the distinct values keeps one copy of each."""
+    distinct: dict[Any, int] = {}
+    try:
+        at = [distinct.setdefault(v, len(distinct)) for v in values]
+    except TypeError:  # a value of the wrong type, which validation rejects
+        at = values
+    if len(distinct) == len(values) or at is values:
+        return pl.Series(name, values, pl.String, strict=False)
+    return pl.Series(name, list(distinct), pl.String, strict=False).gather(pl.Series(at, dtype=pl.UInt32))
 
 
 def _failures(contract: Contract, frame: pl.DataFrame) -> dict[int, list[str]]:
@@ -152,14 +271,12 @@ def _failures(contract: Contract, frame: pl.DataFrame) -> dict[int, list[str]]:
     return {}
 
 
-def _split(
-    contract: Contract, unique: list[Record], frame: pl.DataFrame, rejected: list[Rejected], reasons: dict[int, list[str]], *, check_rest: bool
-) -> Validated:
+def _split(contract: Contract, unique: _Unique, reasons: dict[int, list[str]], *, check_rest: bool) -> Validated:
     if not reasons:
-        return Validated(contract.table, frame, rejected)
+        return Validated(contract.table, unique.frame, unique.rejected)
     bad = sorted(reasons)
-    rejected = rejected + [Rejected(contract.table, tuple(dict.fromkeys(reasons[i])), unique[i].as_row()) for i in bad]
-    frame = frame.with_row_index("_i").filter(~pl.col("_i").is_in(bad)).drop("_i")
+    rejected = unique.rejected + [Rejected(contract.table, tuple(dict.fromkeys(reasons[i])), unique.row(i)) for i in bad]
+    frame = unique.frame.with_row_index("_i").filter(~pl.col("_i").is_in(bad)).drop("_i")
     if check_rest:
         contract.model.validate(frame)  # what remains must pass; a failure here is a bug, not data
     return Validated(contract.table, frame, rejected)

@@ -100,6 +100,20 @@ def parse_pages(source: Source, pages: Iterable[Page], *, processes: int | None 
     return [_typed(item) for item in items]
 
 
+def stream_pages(source: Source, pages: Iterable[Page], *, processes: int | None = None) -> Iterator[ParseItem]:
+    """`parse_pages`' items one at a time, as the parser yields them, so a consumer that keeps
+    them compactly never holds a marketplace's records at once. A source with a batch pass needs
+    every item first, and gets `parse_pages` whole. `processes` as in `parse_pages`."""
+    if source.postprocess is not None:
+        yield from parse_pages(source, pages, processes=processes)
+        return
+    with _linescan.processes(processes):
+        for page in pages:
+            with page.open() as body:
+                for item in _page_items(source, body, url=page.url, fetched_at=page.fetched_at):
+                    yield _typed(item)
+
+
 def parse_page(source: Source, body: IO[bytes], *, url: str, fetched_at: datetime) -> list[ParseItem]:
     """One body through a source's parser, each record stamped with where and when it was read.
 
@@ -108,13 +122,23 @@ def parse_page(source: Source, body: IO[bytes], *, url: str, fetched_at: datetim
     `ParseError` naming the page, never with a traceback. (One record of the wrong shape among
     good ones is `each_record`'s to reject.)
     """
-    try:
-        items = list(source.parse(body, url=url, fetched_at=fetched_at))
-    except UnicodeDecodeError as exc:  # a binary or mis-encoded body is a payload problem
-        raise ParseError(f"{source.name}: {url} is not UTF-8 text (byte {exc.start})") from None
-    except _SHAPE_ERRORS as exc:
-        raise ParseError(f"{source.name}: {url} is not in the expected shape ({type(exc).__name__}: {str(exc)[:200]})") from None
-    return [_stamped(item, source, url, fetched_at) for item in items]
+    return list(_page_items(source, body, url=url, fetched_at=fetched_at))
+
+
+def _page_items(source: Source, body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseItem]:
+    items: Iterator[ParseItem] | None = None
+    while True:
+        try:  # a parser may be a generator (fails as it is read) or return a list (fails when called)
+            if items is None:
+                items = iter(source.parse(body, url=url, fetched_at=fetched_at))
+            item = next(items)
+        except StopIteration:
+            return
+        except UnicodeDecodeError as exc:  # a binary or mis-encoded body is a payload problem
+            raise ParseError(f"{source.name}: {url} is not UTF-8 text (byte {exc.start})") from None
+        except _SHAPE_ERRORS as exc:
+            raise ParseError(f"{source.name}: {url} is not in the expected shape ({type(exc).__name__}: {str(exc)[:200]})") from None
+        yield _stamped(item, source, url, fetched_at)
 
 
 def each_record(table: str, rows: Iterable[Any], build: Callable[[Any], Iterable[T]]) -> Iterator[T | Rejected]:

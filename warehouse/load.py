@@ -20,7 +20,7 @@ import duckdb
 import polars as pl
 
 from gpucat.schemas.errors import BatchRejected
-from gpucat.schemas.records import Rejected
+from gpucat.schemas.records import Rejected, row_json
 from gpucat.schemas.validate import CONTRACTS, Validated
 from gpucat.scrapers import siblings
 from gpucat.warehouse import quarantine
@@ -320,7 +320,7 @@ def _insert_rejected(con: duckdb.DuckDBPyConnection, chunk: Sequence[tuple[RunRe
             "provider": [run.provider for run, _ in chunk],
             "table_name": [r.table for _, r in chunk],
             "reasons": [list(r.reasons) for _, r in chunk],
-            "row_json": [json.dumps(r.row, sort_keys=True, default=_json_default) for _, r in chunk],
+            "row_json": [row_json(r.row) for _, r in chunk],
             "rejected_at": [run.finished_at for run, _ in chunk],
         },
         schema=_REJECTED_SCHEMA,
@@ -331,7 +331,7 @@ def _insert_rejected(con: duckdb.DuckDBPyConnection, chunk: Sequence[tuple[RunRe
 
 # Rejected rows are written this many at a time: a marketplace answer may reject tens of
 # thousands of raw offers, and their JSON at once would cost hundreds of MB.
-REJECTED_CHUNK = 5000
+REJECTED_CHUNK = 1000
 _REJECTED_SCHEMA = {
     "run_id": pl.String,
     "source": pl.String,
@@ -349,10 +349,6 @@ _OUTCOME_SCHEMA = {
     "rows_fetched": pl.Int64, "rows_valid": pl.Int64, "rows_rejected": pl.Int64, "rows_skipped": pl.Int64, "pages": pl.Int64,
     "error": pl.String, "capture": pl.String, "captured_at": pl.Datetime(time_zone="UTC"),
 }  # fmt: skip
-
-
-def _json_default(value: Any) -> str:
-    return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
 def record_run(con: duckdb.DuckDBPyConnection, run: RunRecord, *, status: str) -> None:
