@@ -22,6 +22,14 @@ not name goes through these rules, which read the reference table instead of a l
   leave exactly one row of `gpu_models`; two candidates (H200 SXM or NVL) are ambiguous and the
   offer is rejected naming them, unless the provider's own documentation settles the form
   factor: `schemas/reference/gpu_form_defaults.csv`, one cited row per provider and family.
+- **Unstated, not guessed.** When the candidates left differ only in what the seller did not
+  say (one family, one memory, the form factor or the edition unnamed: OVH's "H100" with 80 GB,
+  Modal's "Nvidia H200") and no cited default settles it, the offer maps to the family's
+  stand-in row (`H100-80GB-AnyForm`, `RTX-PRO-6000-AnyEdition`): its memory is the one every
+  candidate shares, so fit is exact; its bandwidth and TFLOPS are the lowest of the candidates
+  and it claims no NVLink, so cost never flatters it; and its form factor is "Unstated", so no
+  row whose form factor a seller does state is ever merged with it. A name that states its form
+  factor never reaches a stand-in; candidates of different memory stay `ambiguous_gpu`.
 - **Not a whole GPU, or not a GPU.** A MIG slice ("… MIG 1g.24gb") is a fraction of one GPU that
   `gpu_models` has no row for: rejected `mig_slice`, never counted as the whole card. An
   accelerator of a maker `gpu_models` does not carry (Tenstorrent's Grayskull and Wormhole
@@ -62,6 +70,9 @@ _TOKEN = re.compile(r"\d+(?:\.\d+)?\s*gi?b\b|[a-z0-9]+", re.IGNORECASE)
 _MIG = re.compile(r"\bmig\b|\b\d+g\.\d+gb\b", re.IGNORECASE)
 # Makers of accelerators that gpu_models does not carry (see the module docstring).
 _NOT_GPU_MAKERS = re.compile(r"\btenstorrent\b|\bgrayskull\b|\bwormhole\b|\bblackhole\b", re.IGNORECASE)
+# Stand-in rows of gpu_models: a family and memory whose form factor or edition went unsaid.
+_STAND_IN = re.compile(r"-Any(?:Form|Edition)$")
+UNSTATED = "Unstated"
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,25 @@ def _edition(model: GpuModel) -> bool:
     return words(model.gpu_model).family != words(model.family).family
 
 
+def is_stand_in(model: GpuModel) -> bool:
+    """Whether a row stands for a card whose form factor or edition the seller left unsaid."""
+    return _STAND_IN.search(model.gpu_model) is not None
+
+
+def _stand_in_for(candidates: list[GpuModel]) -> str | None:
+    """The stand-in row for candidates that share family and memory and differ only in form
+    factor (an `Unstated` stand-in) or only in edition (a stand-in of their one form factor)."""
+    if not candidates or len({(m.family, m.memory_gb) for m in candidates}) != 1:
+        return None
+    forms = {m.form_factor for m in candidates}
+    wanted = UNSTATED if len(forms) > 1 else forms.pop()
+    found = [
+        m.gpu_model for m in gpu_models().values()
+        if is_stand_in(m) and m.family == candidates[0].family and m.memory_gb == candidates[0].memory_gb and m.form_factor == wanted
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def fits_nameplate(reported_gb: float, nameplate_gb: float) -> bool:
     """Whether a reported memory can be this nameplate's usable memory."""
     return nameplate_gb * USABLE_LOW <= reported_gb <= nameplate_gb * USABLE_HIGH
@@ -139,6 +169,7 @@ def _split_optional(tokens: tuple[str, ...]) -> list[str]:
 def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_factor: str | None = None) -> str:
     """The canonical model a GPU name (with the memory and form factor stated beside it) means.
 
+    Candidates that differ only in an unstated form factor or edition map to their stand-in row.
     Raises `LookupError` with the reason (`unknown_gpu`, `ambiguous_gpu`, `memory_mismatch`,
     `mig_slice` or `not_a_gpu`, then what was said) when the rules leave no single model.
     """
@@ -147,13 +178,13 @@ def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_fa
     if _NOT_GPU_MAKERS.search(name):
         raise LookupError(f"not_a_gpu: {name!r} is a Tenstorrent accelerator, which gpu_models does not carry")
     said = words(name)
-    exact = [m for m in gpu_models().values() if said.family and _edition(m) and words(m.gpu_model) == said]
+    models = [m for m in gpu_models().values() if not is_stand_in(m)]
+    exact = [m for m in models if said.family and _edition(m) and words(m.gpu_model) == said]
     # the catalog's own spelling, edition included ("Tesla V100-FHHL-16GB"), if the memory agrees
     if len(exact) == 1 and (memory_gb is None or fits_nameplate(memory_gb, exact[0].memory_gb)):
         return exact[0].gpu_model
     memory = memory_gb if memory_gb is not None else said.memory_gb
     form = form_factor or said.form_factor
-    models = list(gpu_models().values())
     family = [m for m in models if _same_family(m, said)]
     loose = False
     if not family and said.family:
@@ -180,6 +211,10 @@ def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_fa
     default = gpu_form_defaults().get((provider, said.family))
     if default is not None and default in {m.gpu_model for m in candidates}:
         return default
+    if not loose or memory is not None:
+        stand_in = _stand_in_for(candidates)
+        if stand_in is not None:
+            return stand_in
     if loose and len(candidates) == 1:
         raise LookupError(f"ambiguous_gpu: {name!r} omits words of {candidates[0].family!r} and states no memory to confirm it")
     raise LookupError(f"ambiguous_gpu: {name!r} could be {', '.join(sorted(m.gpu_model for m in candidates))}")

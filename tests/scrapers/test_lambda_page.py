@@ -16,6 +16,7 @@ import pytest
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Skipped
+from gpucat.schemas.reference import gpu_models
 from gpucat.scrapers import all_sources, lambda_page
 from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
 
@@ -88,6 +89,7 @@ def test_every_instance_offer_takes_its_gpu_count_from_its_tab():
         ("page/8x/NVIDIA A100 SXM 80 GB", "A100-SXM4-80GB", 8.0, 2.79),
         ("page/8x/NVIDIA B200 SXM6 180 GB", "B200", 8.0, 6.69),
         ("page/8x/NVIDIA H100 SXM 80 GB", "H100-SXM", 8.0, 3.99),
+        ("page/8x/NVIDIA Tesla V100 16 GB", "V100-16GB-AnyForm", 8.0, 0.79),
     ]
 
 
@@ -115,11 +117,12 @@ def test_an_unknown_tab_is_skipped_and_counted_not_an_abort(label):
         assert (skip.count, skip.examples) == (12, ("NVIDIA HGX B200", "NVIDIA H100", label.decode()))
 
 
-def test_a_plan_that_does_not_name_its_form_factor_is_rejected():
-    got = [(r.row.get("Plan") or r.row.get("gpu_name"), r.reasons) for r in rejected(items())]
-    assert got == [
-        ("NVIDIA Tesla V100", ("ambiguous_form_factor: 'NVIDIA Tesla V100' may be V100-SXM2-16GB or V100-PCIe-16GB; the page does not say",)),
-    ]
+def test_a_plan_that_does_not_name_its_form_factor_keeps_its_memory_and_claims_no_form_factor():
+    """The real page's "NVIDIA Tesla V100" (16 GB) says neither SXM2 nor PCIe: the catalog rules give
+    the stand-in V100-16GB-AnyForm (form factor "Unstated"), and nothing on the page is rejected."""
+    [v100] = [o for o in offers(items()) if o["gpu_name"] == "NVIDIA Tesla V100"]
+    assert (v100["gpu_model"], v100["gpu_memory_gb"], gpu_models()[v100["gpu_model"]].form_factor) == ("V100-16GB-AnyForm", 16.0, "Unstated")
+    assert rejected(items()) == []
 
 
 def test_an_unknown_plan_is_rejected_as_unknown_gpu_not_dropped():
