@@ -51,7 +51,17 @@ MIB_GB = 1.048576  # 1 MiB in MB: GB here are 10^9 bytes
 
 # Words that name the vendor, line or generation around a model, not the model: "NVIDIA RTX PRO
 # 6000 Blackwell Server Edition" is the catalog's RTX-PRO-6000-Server.
-_VENDOR_WORDS = {"nvidia", "tesla", "amd", "instinct", "geforce", "intel", "generation", "edition", "blackwell"}
+# Marketing and architecture words ("NVIDIA H100 Tensor Core GPU", "NVIDIA Blackwell Ultra B300",
+# "GH200 Grace Hopper Superchip") name no model either.
+_VENDOR_WORDS = {
+    "nvidia", "tesla", "amd", "instinct", "geforce", "intel", "generation", "edition", "blackwell", "ultra", "hopper",
+    "grace", "ampere", "volta", "turing", "pascal", "lovelace", "tensor", "core", "gpu", "gpus", "accelerator",
+}
+# "Workstation Edition" is the RTX PRO 6000's standard board (the catalog's `RTX-PRO-6000`): a name
+# that says it picks the family's row without an edition, where Server and Max-Q are their own rows.
+_WORKSTATION = re.compile(r"\bworkstation\b", re.IGNORECASE)
+# A GPU count before the name ("8x H100", "8 x H200"): how many, not which.
+_COUNT = re.compile(r"^\d+x$")
 # Vendor words a seller may glue onto the model ("geforcertx3080-pcie-10gb", TensorDock's ids).
 _GLUED_VENDOR = re.compile(r"^(?:nvidia|geforce|tesla|amd|instinct)(?=[a-z]*\d)")
 # A model number with "S" glued on is the SUPER card ("RTX 4080S", "RTX 4070S Ti"), as sellers
@@ -59,7 +69,10 @@ _GLUED_VENDOR = re.compile(r"^(?:nvidia|geforce|tesla|amd|instinct)(?=[a-z]*\d)"
 _SUPER = re.compile(r"^(\d{4})s$")
 # Words of a canonical family that sellers drop; a match without them needs the memory to agree.
 OPTIONAL_WORDS = frozenset({"quadro", "q", "rtx", "ada"})
-_FORMS = {"sxm": "SXM", "sxm2": "SXM", "sxm4": "SXM", "sxm5": "SXM", "sxm6": "SXM", "hgx": "SXM", "pcie": "PCIe", "pci": "PCIe", "nvl": "NVL", "oam": "OAM"}
+_FORMS = {
+    "sxm": "SXM", "sxm2": "SXM", "sxm4": "SXM", "sxm5": "SXM", "sxm6": "SXM", "hgx": "SXM", "dgx": "SXM",
+    "pcie": "PCIe", "pci": "PCIe", "nvl": "NVL", "oam": "OAM", "superchip": "Superchip",
+}
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*(gb|gib|g)$")
 # Memory technology, as nvidia-smi names a board ("NVIDIA H100 80GB HBM3"): it narrows the rows
 # by `memory_type` when that leaves any, and is otherwise no part of the family.
@@ -91,7 +104,7 @@ def words(name: str) -> Wording:
     memory = form = memory_type = None
     for token in _TOKEN.findall(name.casefold().replace("_", " ")):
         token = _GLUED_VENDOR.sub("", token)
-        if not token or token in _VENDOR_WORDS:
+        if not token or token in _VENDOR_WORDS or token == "workstation" or (_COUNT.match(token) and not family):
             continue
         if (m := _SUPER.match(token)) is not None:  # "RTX 4080S": the 4080 SUPER
             family += [m[1], "super"]
@@ -199,7 +212,7 @@ def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_fa
     # A name that states no edition means the family's standard board when one special edition
     # stands beside it (V100 PCIe vs the FHHL board, T4 vs AWS's T4G); a family that NVIDIA sells
     # in several named editions (RTX PRO 6000: Workstation, Max-Q, Server) needs the edition said.
-    if sum(_edition(m) for m in candidates) == 1:
+    if sum(_edition(m) for m in candidates) == 1 or (_WORKSTATION.search(name) and len(candidates) > 1):
         candidates = [m for m in candidates if not _edition(m)] or candidates
     if len(candidates) == 1 and (not loose or memory is not None):
         return candidates[0].gpu_model

@@ -25,7 +25,9 @@ from gpucat.scrapers.base import shape_error
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 T = TypeVar("T")
 _SPACE = re.compile(r"\s+")
-_USD = re.compile(r"\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)")
+# "$2.49", "US$2.49", "USD 2.49", "$2,048.50": a comma only ever groups thousands, so "$2,49" (a
+# decimal comma) is no amount rather than 249 dollars.
+_USD = re.compile(r"(?:\$|\bUSD\s*)\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)(?![0-9,])")
 _NUMBER = re.compile(r"^[0-9][0-9,]*(?:\.[0-9]+)?$")
 # Footnote marks after a label or a number: "PRICE/GPU/HR*", "Price(Per Hour)²", "4^1" (CoreWeave's
 # server-rendered count; its page script turns the caret into a <sup> in the browser), "Free^*^".

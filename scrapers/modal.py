@@ -38,7 +38,7 @@ from gpucat.scrapers.base import Fetcher, Source
 HOST = "modal.com"
 URL = f"https://{HOST}/pricing"
 SECTION = "GPU Tasks"
-_PER_SECOND = re.compile(r"^\$\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*sec$", re.IGNORECASE)
+_PER_SECOND = re.compile(r"^\$\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*(?:s|sec|second)\.?$", re.IGNORECASE)
 _MEMORY = re.compile(r"(\d+)\s*GB")
 
 GPU_LABELS: dict[str, str] = {

@@ -146,6 +146,13 @@ def test_a_price_that_is_not_per_gpu_hour_is_rejected_not_guessed(quote, reason)
     assert h100.reasons == (reason, "spot " + CONTACT)
 
 
+@pytest.mark.parametrize("quote", ["$3.90/GPU-hr", "$3.90 / GPU-hour", "$3.90/GPU/hr", "$3.90 per GPU hour", "$3.90/gpu-hr\u00b9", "$3.90/GPU-Hrs"])
+def test_near_spellings_of_the_per_gpu_hour_unit_are_read_as_it(quote):
+    result = parse_bytes("crusoe", BODY.replace(b"<p>$3.90/GPU-hr</p>", f"<p>{quote}</p>".encode()))
+    [h100] = [r for r in result if isinstance(r, dict) and r["offer_id"] == "NVIDIA H100 80GB HGX/on_demand"]
+    assert (h100["gpu_model"], h100["price"], h100["price_unit"]) == ("H100-SXM", 3.9, "gpu_hour")
+
+
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [

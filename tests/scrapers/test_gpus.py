@@ -59,6 +59,47 @@ def test_vendor_description_grammar(name, model):
     assert _resolve(name) == model
 
 
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        # Near variants of what the real pages print (CoreWeave, Crusoe, Lambda, Nebius, Together): a
+        # vendor or platform word, a form factor, a memory, marketing words, a GPU count before the name.
+        ("NVIDIA HGX H100", "H100-SXM"),
+        ("NVIDIA HGX H100 80GB", "H100-SXM"),
+        ("NVIDIA DGX B200", "B200"),  # a DGX system carries SXM modules
+        ("B200 SXM6", "B200"),
+        ("NVIDIA HGX B300", "B300"),
+        ("NVIDIA Blackwell Ultra B300", "B300"),
+        ("NVIDIA GB300 NVL72", "GB300"),
+        ("NVIDIA GH200 Grace Hopper Superchip", "GH200"),
+        ("NVIDIA H200 NVL", "H200-NVL"),
+        ("NVIDIA H100 NVL", "H100-NVL"),
+        ("AMD Instinct MI300X Accelerator", "MI300X"),
+        ("AMD MI355X", "MI355X"),
+        ("AMD Instinct MI325X", "MI325X"),
+        ("NVIDIA L40S GPU", "L40S"),
+        ("L40S 48GB", "L40S"),
+        ("A100 80GB PCIe", "A100-PCIe-80GB"),
+        ("A100 40GB SXM4", "A100-SXM4-40GB"),
+        ("8x NVIDIA H100 SXM", "H100-SXM"),
+        ("NVIDIA\u00a0H100\u00a0SXM5\u00a080GB", "H100-SXM"),  # non-breaking spaces
+        ("nvidia   h100   sxm5", "H100-SXM"),
+        ("Tesla V100-SXM2-16GB", "V100-SXM2-16GB"),  # nvidia-smi spellings
+        ("Tesla V100-PCIE-32GB", "V100-PCIe-32GB"),
+        ("Tesla P100-PCIE-16GB", "P100-PCIe-16GB"),
+        # RTX PRO 6000 Blackwell editions as NVIDIA names them; the Workstation Edition is the catalog's standard board
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX-PRO-6000"),
+        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX-PRO-6000-Max-Q"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000-Server"),
+        ("RTX PRO 6000 Blackwell", "RTX-PRO-6000-AnyEdition"),  # no edition said
+        ("NVIDIA Quadro RTX 6000", "Quadro-RTX-6000"),
+        ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada"),
+    ],
+)
+def test_near_variants_of_real_page_names_map(name, model):
+    assert _resolve(name) == model
+
+
 def test_wording_splits_family_memory_form_and_memory_type():
     assert words("NVIDIA H100 80GB HBM3") == words("nvidia-h100-80gb-hbm3")
     said = words("geforcertx3080-pcie-10gb")

@@ -12,7 +12,14 @@ from gpucat.scrapers import _html
 
 @pytest.mark.parametrize(
     ("cell", "amount"),
-    [("$3.90/GPU-hr", 3.9), ("$2,048.50 / Hour", 2048.5), ("from $0.79", 0.79), ("$ 42", 42.0), ("Contact sales", None), ("", None)],
+    [
+        ("$3.90/GPU-hr", 3.9), ("$2,048.50 / Hour", 2048.5), ("from $0.79", 0.79), ("$ 42", 42.0), ("Contact sales", None), ("", None),
+        # near spellings a real page may carry
+        ("$2.49/hr", 2.49), ("$2.49 / GPU-hour", 2.49), ("US$2.49", 2.49), ("USD 2.49", 2.49), ("$1,234", 1234.0),
+        ("$3.90/GPU-hr\u00b9", 3.9), ("\u00a0$3.90\u00a0", 3.9),
+        # a decimal comma is no amount, never 249 dollars; a euro price is not a dollar price
+        ("$2,49", None), ("2,49 €", None), ("€2.49", None),
+    ],
 )
 def test_usd_reads_the_first_dollar_amount(cell, amount):
     assert _html.usd(cell) == amount
@@ -29,6 +36,7 @@ def test_usd_reads_the_first_dollar_amount(cell, amount):
         ("Coming soon", "no_price: 'Coming soon' holds no dollar amount"),
         ("$0.00", None),
         ("$3.90/GPU-hr", None),
+        ("2,49 €", "no_price: '2,49 €' holds no dollar amount"),
     ],
 )
 def test_not_a_price_names_why_a_cell_holds_none(cell, reason):
