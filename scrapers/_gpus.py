@@ -60,6 +60,8 @@ _VENDOR_WORDS = {
 # "Workstation Edition" is the RTX PRO 6000's standard board (the catalog's `RTX-PRO-6000`): a name
 # that says it picks the family's row without an edition, where Server and Max-Q are their own rows.
 _WORKSTATION = re.compile(r"\bworkstation\b", re.IGNORECASE)
+# What follows "with" describes the machine around the GPU ("NVIDIA L40S with Intel CPU", Nebius).
+_HOST_CLAUSE = re.compile(r"\bwith\b.*$", re.IGNORECASE | re.DOTALL)
 # A GPU count before the name ("8x H100", "8 x H200"): how many, not which.
 _COUNT = re.compile(r"^\d+x$")
 # Vendor words a seller may glue onto the model ("geforcertx3080-pcie-10gb", TensorDock's ids).
@@ -102,7 +104,7 @@ class Wording:
 def words(name: str) -> Wording:
     family: list[str] = []
     memory = form = memory_type = None
-    for token in _TOKEN.findall(name.casefold().replace("_", " ")):
+    for token in _TOKEN.findall(_HOST_CLAUSE.sub("", name).casefold().replace("_", " ")):
         token = _GLUED_VENDOR.sub("", token)
         if not token or token in _VENDOR_WORDS or token == "workstation" or (_COUNT.match(token) and not family):
             continue

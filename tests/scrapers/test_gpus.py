@@ -94,6 +94,9 @@ def test_vendor_description_grammar(name, model):
         ("RTX PRO 6000 Blackwell", "RTX-PRO-6000-AnyEdition"),  # no edition said
         ("NVIDIA Quadro RTX 6000", "Quadro-RTX-6000"),
         ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada"),
+        ("NVIDIA L40S with Intel CPU", "L40S"),  # Nebius: the host named after "with"
+        ("NVIDIA L40S with AMD EPYC CPU", "L40S"),
+        ("NVIDIA HGX H200 with InfiniBand", "H200-SXM"),
     ],
 )
 def test_near_variants_of_real_page_names_map(name, model):
