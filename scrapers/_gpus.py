@@ -59,7 +59,10 @@ _VENDOR_WORDS = {
 }
 # "Workstation Edition" is the RTX PRO 6000's standard board (the catalog's `RTX-PRO-6000`): a name
 # that says it picks the family's row without an edition, where Server and Max-Q are their own rows.
-_WORKSTATION = re.compile(r"\bworkstation\b", re.IGNORECASE)
+_WORKSTATION = re.compile(r"\bworkstation\b|\bpro\s*6000\s+ws\b", re.IGNORECASE)
+# Vast's abbreviations of the RTX PRO 6000 editions: "RTX PRO 6000 WS" (Workstation) and "RTX PRO
+# 6000 S" (Server); a lone "S" after any other model is no word of it.
+_EDITION_ABBREVIATIONS = {"ws": "workstation", "s": "server"}
 # What follows "with" describes the machine around the GPU ("NVIDIA L40S with Intel CPU", Nebius).
 _HOST_CLAUSE = re.compile(r"\bwith\b.*$", re.IGNORECASE | re.DOTALL)
 # A GPU count before the name ("8x H100", "8 x H200"): how many, not which.
@@ -106,6 +109,8 @@ def words(name: str) -> Wording:
     memory = form = memory_type = None
     for token in _TOKEN.findall(_HOST_CLAUSE.sub("", name).casefold().replace("_", " ")):
         token = _GLUED_VENDOR.sub("", token)
+        if token in _EDITION_ABBREVIATIONS and family[-3:] == ["rtx", "pro", "6000"]:
+            token = _EDITION_ABBREVIATIONS[token]
         if not token or token in _VENDOR_WORDS or token == "workstation" or (_COUNT.match(token) and not family):
             continue
         if (m := _SUPER.match(token)) is not None:  # "RTX 4080S": the 4080 SUPER
@@ -206,7 +211,8 @@ def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_fa
         key = _loose_key(said.words)
         family = [m for m in models if key and _loose_key(words(m.family).words) == key]
         loose = bool(family)
-    candidates = [m for m in family if form is None or m.form_factor == form]
+    # A superchip's GPU sits on an SXM-style module: "GH200 SXM" (Vast) names the only GH200 there is.
+    candidates = [m for m in family if form is None or m.form_factor == form or (form == "SXM" and m.form_factor == "Superchip")]
     if memory is not None:
         candidates = [m for m in candidates if fits_nameplate(memory, m.memory_gb)]
     if said.memory_type is not None:
@@ -216,6 +222,12 @@ def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_fa
     # in several named editions (RTX PRO 6000: Workstation, Max-Q, Server) needs the edition said.
     if sum(_edition(m) for m in candidates) == 1 or (_WORKSTATION.search(name) and len(candidates) > 1):
         candidates = [m for m in candidates if not _edition(m)] or candidates
+    # Likewise a memory variant whose row names its memory (RTX-4060-Ti-16GB) is never assumed for a
+    # name that states none: the family's launch row (RTX-4060-Ti, 8 GB) is, the smaller card.
+    if memory is None and len(candidates) > 1 and len({(m.family, m.form_factor) for m in candidates}) == 1:
+        candidates = [m for m in candidates if words(m.gpu_model).memory_gb is not None] and [
+            m for m in candidates if words(m.gpu_model).memory_gb is None
+        ] or candidates
     if len(candidates) == 1 and (not loose or memory is not None):
         return candidates[0].gpu_model
     if not family:

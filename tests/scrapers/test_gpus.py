@@ -138,6 +138,17 @@ def test_words_sellers_drop_need_the_memory_to_agree(name, memory_gb, expected):
         ("RTX 2080 Ti", 11264, "RTX-2080-Ti"),
         ("B300", 180000, "rejected memory_mismatch: 'B300' with 188.744 GB fits none of B300"),
         ("A100", 65536, "rejected memory_mismatch: 'A100' with 68.7195 GB fits none of A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB"),
+        # Vast's own spellings (its gpu_name list as public clients copy it), with usable MiB
+        ("RTX PRO 6000 WS", 97887, "RTX-PRO-6000"),  # WS: the Workstation Edition, the catalog's standard board
+        ("RTX PRO 6000 S", 97887, "RTX-PRO-6000-Server"),  # S: the Server Edition
+        ("RTX PRO 6000 Max-Q", 97887, "RTX-PRO-6000-Max-Q"),
+        ("GH200 SXM", 97871, "GH200"),  # a superchip's GPU module, said "SXM"
+        ("RTX 4060 Ti", 16380, "RTX-4060-Ti-16GB"),  # the 16 GB variant by its memory...
+        ("RTX 4060 Ti", 8188, "RTX-4060-Ti"),  # ...and the 8 GB launch card
+        ("RTX 5060 Ti", 16311, "RTX-5060-Ti-16GB"),
+        ("Tesla V100", 32768, "V100-32GB-AnyForm"),
+        ("H200 NVL", 143771, "H200-NVL"),
+        ("H100 NVL", 95830, "H100-NVL"),
     ],
 )
 def test_usable_memory_in_mib_matches_by_range_not_by_equality(name, mib, expected):
@@ -199,6 +210,8 @@ def test_form_factor_defaults_apply_only_where_the_provider_documents_them(name,
         ("A100", "acme", None, "rejected ambiguous_gpu: 'A100' could be A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB"),
         ("V100", "acme", None, "rejected ambiguous_gpu: 'V100' could be V100-PCIe-16GB, V100-PCIe-32GB, V100-SXM2-16GB, V100-SXM2-32GB"),
         ("RTX 6000", "acme", None, "rejected ambiguous_gpu: 'RTX 6000' could be Quadro-RTX-6000, RTX-6000-Ada"),
+        # A memory variant's row (RTX-4060-Ti-16GB) is never assumed when no memory is said: the launch card is.
+        ("RTX 4060 Ti", "acme", None, "RTX-4060-Ti"),
     ],
 )
 def test_an_unstated_form_factor_maps_to_the_stand_in_never_to_a_guess(name, provider, memory_gb, expected):
