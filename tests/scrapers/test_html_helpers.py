@@ -92,7 +92,18 @@ def test_own_text_drops_footnote_markers_in_every_form_the_pages_use(markup, pla
     assert _html.own_text(doc(f"<div id='c'>{markup}</div>").find(id="c")) == plain
 
 
-@pytest.mark.parametrize(("a", "b"), [("REGION: NORTH AMERICA", "region:  north america"), ("PRICE/GPU/HR*", "price/gpu/hr"), ("Price(Per Hour)²", "price(per hour)")])
+def test_text_reads_nbsp_entities_as_spaces():
+    assert _html.text(doc("<div id='c'>NVIDIA&nbsp;HGX&nbsp;H100 <span>$2.49&nbsp;/ GPU-hour</span></div>").find(id="c")) == "NVIDIA HGX H100 $2.49 / GPU-hour"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("REGION: NORTH AMERICA", "region:  north america"), ("PRICE/GPU/HR*", "price/gpu/hr"), ("Price(Per Hour)²", "price(per hour)"),
+        ("On-Demand\u00a0Price (Per\u00a0Hour)", "on-demand price (per hour)"),  # &nbsp; inside a label
+        (" GPU model\n", "gpu MODEL"), ("Current\tspot", "current spot"),
+    ],
+)
 def test_labels_compare_without_case_whitespace_or_footnote_marks(a, b):
     assert _html.same(a, b)
 
