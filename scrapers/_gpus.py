@@ -48,6 +48,7 @@ from gpucat.schemas.reference import GpuModel, gpu_form_defaults, gpu_models
 USABLE_LOW = 0.88
 USABLE_HIGH = 1.10
 MIB_GB = 1.048576  # 1 MiB in MB: GB here are 10^9 bytes
+_GIB = 1.073741824  # 1 GiB in GB
 
 # Words that name the vendor, line or generation around a model, not the model: "NVIDIA RTX PRO
 # 6000 Blackwell Server Edition" is the catalog's RTX-PRO-6000-Server.
@@ -117,7 +118,7 @@ def words(name: str) -> Wording:
             family += [m[1], "super"]
             continue
         if (m := _MEMORY.match(token)) is not None and memory is None:
-            memory = float(m[1]) * (1.073741824 if m[2] == "gib" else 1.0)
+            memory = float(m[1]) * (_GIB if m[2] == "gib" else 1.0)
         elif token in _FORMS:
             form = _FORMS[token]
         elif _MEMORY_TYPE.match(token):
@@ -215,6 +216,10 @@ def resolve(name: str, *, provider: str, memory_gb: float | None = None, form_fa
     candidates = [m for m in family if form is None or m.form_factor == form or (form == "SXM" and m.form_factor == "Superchip")]
     if memory is not None:
         candidates = [m for m in candidates if fits_nameplate(memory, m.memory_gb)]
+    if memory is not None and len({m.memory_gb for m in candidates}) > 1:
+        # Several nameplates within the usable range (85.9 GB fits 80 and 94): a figure that is one
+        # nameplate exactly, in GB or in GiB (an 80 GB card's 80 GiB), names that one.
+        candidates = [m for m in candidates if any(abs(memory - m.memory_gb * k) <= 0.005 * m.memory_gb * k for k in (1.0, _GIB))] or candidates
     if said.memory_type is not None:
         candidates = [m for m in candidates if m.memory_type.casefold() == said.memory_type] or candidates
     # A name that states no edition means the family's standard board when one special edition

@@ -149,6 +149,8 @@ def test_words_sellers_drop_need_the_memory_to_agree(name, memory_gb, expected):
         ("Tesla V100", 32768, "V100-32GB-AnyForm"),
         ("H200 NVL", 143771, "H200-NVL"),
         ("H100 NVL", 95830, "H100-NVL"),
+        # 80 GiB fits the 80 GB boards and the 94 GB NVL; being 80 GB exactly in GiB, it names the 80 GB ones
+        ("H100", 81920, "H100-80GB-AnyForm"),
     ],
 )
 def test_usable_memory_in_mib_matches_by_range_not_by_equality(name, mib, expected):
