@@ -66,6 +66,7 @@ _WORKSTATION = re.compile(r"\bworkstation\b|\bpro\s*6000\s+ws\b", re.IGNORECASE)
 _EDITION_ABBREVIATIONS = {"ws": "workstation", "s": "server"}
 # What follows "with" describes the machine around the GPU ("NVIDIA L40S with Intel CPU", Nebius).
 _HOST_CLAUSE = re.compile(r"\bwith\b.*$", re.IGNORECASE | re.DOTALL)
+_GLUED_LINE = re.compile(r"^(rtx)(\d{4})$")
 # A GPU count before the name ("8x H100", "8 x H200"): how many, not which.
 _COUNT = re.compile(r"^\d+x$")
 # Vendor words a seller may glue onto the model ("geforcertx3080-pcie-10gb", TensorDock's ids).
@@ -177,11 +178,14 @@ def _loose_key(tokens: tuple[str, ...]) -> str:
 
 
 def _split_optional(tokens: tuple[str, ...]) -> list[str]:
-    """Tokens with a glued trailing "ada" split off ("6000ada" -> "6000", "ada")."""
+    """Tokens with a glued trailing "ada" or a glued leading "rtx" split off ("6000ada" -> "6000",
+    "ada"; "rtx5000" -> "rtx", "5000")."""
     out: list[str] = []
     for t in tokens:
         if t.endswith("ada") and t[:-3].isdigit():
             out += [t[:-3], "ada"]
+        elif (glued := _GLUED_LINE.match(t)) is not None:  # "RTX5000" (Jarvislabs): "RTX 5000"
+            out += [glued[1], glued[2]]
         else:
             out.append(t)
     return out

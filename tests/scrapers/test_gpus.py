@@ -119,6 +119,8 @@ def test_wording_splits_family_memory_form_and_memory_type():
         ("NVIDIA A6000", 48.0, "RTX-A6000"),  # Lambda page plan with its VRAM/GPU column
         ("Q RTX 8000", 49152 * MIB_GB / 1000, "Quadro-RTX-8000"),  # Vast gpu_name with gpu_ram MiB
         ("RTX 5000", 16.0, "Quadro-RTX-5000"),  # 16 GB: not the 32 GB RTX 5000 Ada
+        ("RTX5000", 16.0, "Quadro-RTX-5000"),  # Jarvislabs gpu_type: the line glued to the number
+        ("RTX5000", 32.0, "RTX-5000-Ada"),
         ("RTX 6000", 48.0, "RTX-6000-Ada"),
         ("RTX 6000", None, "rejected ambiguous_gpu: 'RTX 6000' could be Quadro-RTX-6000, RTX-6000-Ada"),
         ("A6000", None, "rejected ambiguous_gpu: 'A6000' omits words of 'RTX A6000' and states no memory to confirm it"),
