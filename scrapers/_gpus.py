@@ -8,7 +8,12 @@ not name goes through these rules, which read the reference table instead of a l
   words ("NVIDIA", "Tesla", "GeForce", "AMD Instinct", "Ada Generation"), optional memory
   ("80GB", "80 GB", "(24 GB)") and an optional form factor ("SXM5", "PCIe", "NVL", "HGX");
   spacing, case, hyphens and underscores do not matter, and a vendor word glued to the model
-  ("geforcertx3080", "nvidia_a16") is still a vendor word.
+  ("geforcertx3080", "nvidia_a16") is still a vendor word. Marketing and architecture words
+  ("Tensor Core GPU", "Blackwell Ultra", "Grace Hopper"), a GPU count before the name ("8x"),
+  and the host after "with" ("L40S with Intel CPU") name no model; "HGX" and "DGX" say SXM,
+  "Superchip" the superchip (whose GPU a seller may call "SXM": "GH200 SXM"); the RTX PRO 6000's
+  editions may be spelled "Workstation Edition"/"WS" (the catalog's standard board), "Server
+  Edition"/"S" or "Max-Q".
 - **Words sellers drop.** Some sellers leave out a word of the canonical family ("RTX 6000" for
   the Quadro RTX 6000, "A6000" for the RTX A6000, "Q RTX 8000" for the Quadro RTX 8000). A name
   that matches a family only once those words (`OPTIONAL_WORDS`) are dropped from both sides
@@ -17,7 +22,9 @@ not name goes through these rules, which read the reference table instead of a l
 - **Usable vs nameplate memory.** A reported memory fits a nameplate when it lies within
   [`USABLE_LOW`, `USABLE_HIGH`] times it: drivers report less than the box says (ECC, reserved
   memory: Vast lists a B300's usable MiB well below 288 GB) or more (an "80 GB" H100 is 80 GiB,
-  85.9 GB).
+  85.9 GB). Where that range admits two nameplates (85.9 GB fits 80 and 94), a figure that is
+  one nameplate exactly, in GB or GiB, names it. A memory variant with its own row
+  (RTX-4060-Ti-16GB) is chosen by its memory, never assumed when no memory is said.
 - **One candidate or none.** The family (and the form factor and memory, when stated) must
   leave exactly one row of `gpu_models`; two candidates (H200 SXM or NVL) are ambiguous and the
   offer is rejected naming them, unless the provider's own documentation settles the form
