@@ -26,9 +26,10 @@ not name goes through these rules, which read the reference table instead of a l
   one nameplate exactly, in GB or GiB, names it. A memory variant with its own row
   (RTX-4060-Ti-16GB) is chosen by its memory, never assumed when no memory is said.
 - **One candidate or none.** The family (and the form factor and memory, when stated) must
-  leave exactly one row of `gpu_models`; two candidates (H200 SXM or NVL) are ambiguous and the
-  offer is rejected naming them, unless the provider's own documentation settles the form
-  factor: `schemas/reference/gpu_form_defaults.csv`, one cited row per provider and family.
+  leave exactly one row of `gpu_models`. Where two are left (H200 SXM or NVL), the provider's own
+  documentation settles the form factor when it says it (`schemas/reference/gpu_form_defaults.csv`,
+  one cited row per provider and family), else the stand-in below; candidates that differ in
+  memory ("H100" alone: 80 or 94 GB) are ambiguous and the offer is rejected naming them.
 - **Unstated, not guessed.** When the candidates left differ only in what the seller did not
   say (one family, one memory, the form factor or the edition unnamed: OVH's "H100" with 80 GB,
   Modal's "Nvidia H200") and no cited default settles it, the offer maps to the family's
