@@ -13,7 +13,7 @@ import pytest
 
 from gpucat import pipeline
 from gpucat.schemas.records import Offer, Rejected
-from gpucat.schemas.reference import GPU_FORM_DEFAULTS_CSV, GPU_MODELS_CSV, gpu_form_defaults, gpu_models
+from gpucat.schemas.reference import GPU_FORM_DEFAULTS_CSV, GPU_MODELS_CSV, gpu_form_defaults, gpu_models, gpu_price_bounds
 from gpucat.scrapers import all_sources, get_source
 from gpucat.scrapers._gpus import MIB_GB, USABLE_HIGH, USABLE_LOW, fits_nameplate, is_stand_in, mapped, resolve, words
 from gpucat.scrapers.normalize import normalize
@@ -253,6 +253,12 @@ def test_every_stand_in_shares_the_memory_of_what_it_stands_for_and_flatters_non
         for flag in ("bf16", "fp8", "int8", "int4", "bnb_4bit"):
             assert mine[flag] == "false" or all(rows[m.gpu_model][flag] == "true" for m in covered), (stand_in.gpu_model, flag)
         assert mine["nvlink_gbps"] == "" and "stand-in" in mine["notes"], stand_in.gpu_model
+        # its price bounds admit every price one of the boards it stands for may charge
+        bound = gpu_price_bounds()[stand_in.gpu_model]
+        for m in covered:
+            if m.gpu_model in gpu_price_bounds():
+                theirs = gpu_price_bounds()[m.gpu_model]
+                assert bound.min_usd_per_gpu_hour <= theirs.min_usd_per_gpu_hour and bound.max_usd_per_gpu_hour >= theirs.max_usd_per_gpu_hour, m.gpu_model
 
 
 def test_every_form_default_names_a_model_of_its_family_and_cites_the_provider():
