@@ -33,6 +33,7 @@ _NUMBER = re.compile(r"^[0-9][0-9,]*(?:\.[0-9]+)?$")
 # server-rendered count; its page script turns the caret into a <sup> in the browser), "Free^*^".
 _FOOTNOTE = re.compile(r"(?:\^[^\s^]+\^?|[*†‡¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
 # Cells that stand where a price would: a sales contact or a dash is never a price of 0.
+_PUNCTUATION = re.compile(r"[,;:()\[\]/\-–—_.]+")
 _CONTACT = re.compile(r"\bcontact\b", re.IGNORECASE)
 _BLANKS = {"", "n/a", "na", "tbd"}
 _DASH_CHARS = "-–—"
@@ -71,8 +72,10 @@ def own_text(node: Tag) -> str:
 
 
 def label(value: str) -> str:
-    """A label as compared: case-folded, whitespace collapsed, trailing footnote marks dropped."""
-    return _FOOTNOTE.sub("", _SPACE.sub(" ", value).strip()).strip().casefold()
+    """A label as compared: case-folded, whitespace collapsed, trailing footnote marks dropped, and
+    punctuation read as a space ("RAM, GB" = "RAM (GB)", "On-demand, GPU-hour" = "On-demand GPU hour")."""
+    plain = _FOOTNOTE.sub("", _SPACE.sub(" ", value).strip()).strip()
+    return _SPACE.sub(" ", _PUNCTUATION.sub(" ", plain)).strip().casefold()
 
 
 def same(a: str, b: str) -> bool:

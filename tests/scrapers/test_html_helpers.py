@@ -102,10 +102,16 @@ def test_text_reads_nbsp_entities_as_spaces():
         ("REGION: NORTH AMERICA", "region:  north america"), ("PRICE/GPU/HR*", "price/gpu/hr"), ("Price(Per Hour)²", "price(per hour)"),
         ("On-Demand\u00a0Price (Per\u00a0Hour)", "on-demand price (per hour)"),  # &nbsp; inside a label
         (" GPU model\n", "gpu MODEL"), ("Current\tspot", "current spot"),
+        ("RAM, GB", "RAM (GB)"), ("On-demand, GPU-hour", "On-demand GPU hour"), ("Reserved / 7-30 days", "reserved 7–30 days"),
     ],
 )
 def test_labels_compare_without_case_whitespace_or_footnote_marks(a, b):
     assert _html.same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [("On-demand", "Spot"), ("GPU model", "GPU count"), ("RAM, GB", "VRAM, GB")])
+def test_different_labels_stay_different(a, b):
+    assert not _html.same(a, b)
 
 
 def test_a_section_runs_from_its_heading_to_the_next_heading_of_the_same_rank_wherever_the_markup_nests_it():
