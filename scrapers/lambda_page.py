@@ -39,7 +39,8 @@ from gpucat.scrapers.base import Fetcher, Source
 HOST = "lambda.ai"
 URL = f"https://{HOST}/pricing"
 PLAN, VRAM, VCPUS, RAM, PRICE = "Plan", "VRAM/GPU", "vCPUs", "RAM", "PRICE/GPU/HR"
-_SIZE = re.compile(r"^(\d+)\s*x$", re.IGNORECASE)
+# An instance-size tab: "8x" as the page labels it, or a near spelling ("8 x", "8×", "8x GPUs", "8 GPUs").
+_SIZE = re.compile(r"^(\d+)\s*(?:[x×](?:\s*gpus?)?|gpus?)$", re.IGNORECASE)
 _GB = re.compile(r"^(\d+(?:\.\d+)?)\s*GB$")
 _GIB = re.compile(r"^(\d+(?:\.\d+)?)\s*GiB$")
 

@@ -102,7 +102,15 @@ def test_cluster_tabs_are_skipped_and_their_rows_counted_never_read_and_never_fa
     assert not [o for o in offers(got) if o["price"] in (9.86, 9.36, 8.87, 6.16, 5.85, 5.54)]
 
 
-@pytest.mark.parametrize("label", [b"16x", b"Reserved", b"8 GPUs"], ids=["other-size", "other-word", "reworded-size"])
+@pytest.mark.parametrize("label", ["8 x", "8\u00d7", "8x GPUs", "8 GPUs"])
+def test_near_spellings_of_an_instance_size_tab_are_read_as_it(label):
+    body = BODY.replace(b">8x<", f">{label}<".encode())
+    assert body != BODY
+    got = sorted(o["offer_id"] for o in parse_bytes("lambda-page", body) if isinstance(o, dict) and o["gpu_count"] == 8.0)
+    assert got == sorted(o["offer_id"] for o in offers(items()) if o["gpu_count"] == 8.0)
+
+
+@pytest.mark.parametrize("label", [b"16x", b"Reserved", b"Eight GPUs"], ids=["other-size", "other-word", "reworded-size"])
 def test_an_unknown_tab_is_skipped_and_counted_not_an_abort(label):
     body = BODY.replace(b'tab-button">4x</button>', b'tab-button">' + label + b"</button>", 1)
     assert body != BODY
