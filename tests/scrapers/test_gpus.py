@@ -148,6 +148,8 @@ def test_words_sellers_drop_need_the_memory_to_agree(name, memory_gb, expected):
         ("RTX 4060 Ti", 16380, "RTX-4060-Ti-16GB"),  # the 16 GB variant by its memory...
         ("RTX 4060 Ti", 8188, "RTX-4060-Ti"),  # ...and the 8 GB launch card
         ("RTX 5060 Ti", 16311, "RTX-5060-Ti-16GB"),
+        ("RTX 3060", 8192, "RTX-3060-8GB"),
+        ("RTX 3060", 12288, "RTX-3060"),
         ("Tesla V100", 32768, "V100-32GB-AnyForm"),
         ("H200 NVL", 143771, "H200-NVL"),
         ("H100 NVL", 95830, "H100-NVL"),
