@@ -13,7 +13,8 @@ class GpuModelRow(pa.DataFrameModel):
     family: str
     architecture: str
     # ASIC: a vendor's own accelerator chip sold only inside its instances (AWS Trainium, Inferentia).
-    form_factor: str = pa.Field(isin=["SXM", "PCIe", "NVL", "OAM", "Superchip", "TPU", "ASIC"])
+    # Unstated: a `-AnyForm` stand-in for a card sold without its form factor (scrapers/_gpus.py).
+    form_factor: str = pa.Field(isin=["SXM", "PCIe", "NVL", "OAM", "Superchip", "TPU", "ASIC", "Unstated"])
     memory_gb: float = pa.Field(gt=0, le=1000)
     memory_type: str
     # Empty where no source states it (the row's notes say so); never estimated.

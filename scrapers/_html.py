@@ -25,12 +25,15 @@ from gpucat.scrapers.base import shape_error
 HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 T = TypeVar("T")
 _SPACE = re.compile(r"\s+")
-_USD = re.compile(r"\$\s*([0-9][0-9,]*(?:\.[0-9]+)?)")
+# "$2.49", "US$2.49", "USD 2.49", "$2,048.50": a comma only ever groups thousands, so "$2,49" (a
+# decimal comma) is no amount rather than 249 dollars.
+_USD = re.compile(r"(?:\$|\bUSD\s*)\s*((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?)(?![0-9,])")
 _NUMBER = re.compile(r"^[0-9][0-9,]*(?:\.[0-9]+)?$")
 # Footnote marks after a label or a number: "PRICE/GPU/HR*", "Price(Per Hour)²", "4^1" (CoreWeave's
 # server-rendered count; its page script turns the caret into a <sup> in the browser), "Free^*^".
 _FOOTNOTE = re.compile(r"(?:\^[^\s^]+\^?|[*†‡¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
 # Cells that stand where a price would: a sales contact or a dash is never a price of 0.
+_PUNCTUATION = re.compile(r"[,;:()\[\]/\-–—_.]+")
 _CONTACT = re.compile(r"\bcontact\b", re.IGNORECASE)
 _BLANKS = {"", "n/a", "na", "tbd"}
 _DASH_CHARS = "-–—"
@@ -69,8 +72,10 @@ def own_text(node: Tag) -> str:
 
 
 def label(value: str) -> str:
-    """A label as compared: case-folded, whitespace collapsed, trailing footnote marks dropped."""
-    return _FOOTNOTE.sub("", _SPACE.sub(" ", value).strip()).strip().casefold()
+    """A label as compared: case-folded, whitespace collapsed, trailing footnote marks dropped, and
+    punctuation read as a space ("RAM, GB" = "RAM (GB)", "On-demand, GPU-hour" = "On-demand GPU hour")."""
+    plain = _FOOTNOTE.sub("", _SPACE.sub(" ", value).strip()).strip()
+    return _SPACE.sub(" ", _PUNCTUATION.sub(" ", plain)).strip().casefold()
 
 
 def same(a: str, b: str) -> bool:

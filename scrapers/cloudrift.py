@@ -29,7 +29,7 @@ QUERY = {"version": API_VERSION, "data": {"selector": {"ByServiceAndLocation": {
 
 # brand_short -> canonical gpu_model (gpuhunt's GPU_MAP names the same brands). Other brands go
 # through the catalog rules with the variant's vram: "MI350X" maps; "V100" (SXM2 or PCIe unsaid)
-# is rejected as ambiguous.
+# maps to the stand-in V100-16GB-AnyForm, whose form factor is "Unstated".
 GPU_BRANDS: dict[str, str] = {
     "RTX 5090": "RTX-5090",
     "RTX 4090": "RTX-4090",
@@ -101,6 +101,6 @@ SOURCE = Source(
     hosts=frozenset({HOST}),
     fetch=fetch,
     parse=parse,
-    gpu_targets=frozenset(GPU_BRANDS.values()),
+    gpu_targets=frozenset(GPU_BRANDS.values()) | {"MI350X", "V100-16GB-AnyForm"},
     docs_url="https://docs.cloudrift.ai/extras/rest-api",
 )

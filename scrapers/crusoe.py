@@ -36,7 +36,9 @@ HOST = "www.crusoe.ai"
 URL = f"https://{HOST}/cloud/pricing"
 CARD, HEADING, TAG, PRICE = "pricing_gpu-item", "pricing-item-heading", "pricing-tag", "pricing-rich"
 FIRST_COLUMNS = ("GPU model", "GPU")
-_PER_GPU_HOUR = re.compile(r"^\$\s*[0-9][0-9,]*(?:\.[0-9]+)?\s*/\s*GPU-hr$", re.IGNORECASE)
+# "$3.90/GPU-hr" as the page says it, and its near spellings ("$3.90 / GPU-hour", "$3.90/GPU/hr",
+# "$3.90 per GPU hour"); a price per hour without "GPU" or per instance is another unit.
+_PER_GPU_HOUR = re.compile(r"^\$\s*[0-9][0-9,]*(?:\.[0-9]+)?\s*(?:/|per)\s*GPU\s*[-/]?\s*(?:hr|hour)s?\.?[*†‡¹²³⁴⁵⁶⁷⁸⁹⁰]*$", re.IGNORECASE)
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*GB$", re.IGNORECASE)
 
 # (heading, form-factor tag, memory tag) -> canonical gpu_model. The tag decides the form factor:

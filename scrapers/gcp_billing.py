@@ -24,7 +24,7 @@ from typing import IO, Any
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from gpucat.scrapers import _json, _paging
-from gpucat.scrapers._gpus import resolve
+from gpucat.scrapers._gpus import Wording, resolve, words
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "cloudbilling.googleapis.com"
@@ -51,6 +51,20 @@ GPUS: dict[str, tuple[str, str, str]] = {
     "RTX 6000 96GB": ("RTX-PRO-6000", "nvidia-rtx-pro-6000", "gpu_attach"),
     "A4 Nvidia B200 (1 gpu slice)": ("B200", "nvidia-b200", "gpu_slice"),
 }
+
+
+def _said(gpu: str) -> Wording:
+    """A description's GPU as the catalog rules read it: "Nvidia A100 80GB" and "Nvidia Tesla A100
+    80GB", or "H100 80GB" and "Nvidia H100 80GB", say the same card in GCP's own catalog."""
+    return words(gpu)
+
+
+# The reviewed table by what its keys say, so a description that drops or adds a vendor word
+# still finds GCP's own reading of the card (SXM for its A100 and H100 machines) instead of a
+# form-factor stand-in.
+_GPUS_BY_WORDS: dict[Wording, tuple[str, str, str]] = {}
+for _key, _value in GPUS.items():
+    _GPUS_BY_WORDS.setdefault(_said(_key), _value)
 # TPU v5e, v5p and v6e are priced per chip-hour in this (Compute Engine) catalog, in SKUs whose
 # text names "TpuV5e", "TpuV5p" or "TpuV6e" (skypilot fetch_gcp.py). Older TPUs live in the
 # separate Cloud TPU service (E000-3F24-B8AA) and are not read here.
@@ -141,7 +155,7 @@ def _gpu(description: str, usage: str) -> Identified | str:
     match = _DESCRIPTION.match(description)
     if match is None:
         return f"unknown_gpu: {description!r}"
-    known = GPUS.get(match["gpu"]) or _by_grammar(match["gpu"])
+    known = GPUS.get(match["gpu"]) or _GPUS_BY_WORDS.get(_said(match["gpu"])) or _by_grammar(match["gpu"])
     if isinstance(known, str):
         return known
     gpu_model, accelerator, tier = known

@@ -12,8 +12,10 @@ container row with a `spot_price`. `cpu_meta` holds CPU-only machines: skipped a
 GPU types map by the shared rules (`scrapers._gpus.resolve`, with the row's `vram`): the family
 and memory decide, and where they leave a choice of form factor, Jarvislabs' own pricing page
 settles it through the cited rows of `schemas/reference/gpu_form_defaults.csv` (it sells "NVIDIA
-H100 SXM" and "NVIDIA H200 SXM"). A type the page does not settle (A100 SXM or PCIe? RTX PRO 6000
-Server or Workstation?) is rejected as `ambiguous_gpu` naming the candidates rather than guessed.
+H100 SXM" and "NVIDIA H200 SXM"). A type the page does not settle ("NVIDIA A100 80GB": SXM or PCIe?
+"NVIDIA RTX Pro 6000 Blackwell": Server, Workstation or Max-Q?) maps to the family's stand-in
+(`A100-80GB-AnyForm`, `RTX-PRO-6000-AnyEdition`), which keeps the memory and claims no form factor
+or edition, rather than a guess.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ GPU_COUNTS = (1, 2, 4, 8)
 # Jarvislabs' short names of the RTX A-series ("A6000"), spelled as the card is named.
 ALIASES: dict[str, str] = {"A6000": "RTX A6000", "A5000": "RTX A5000"}
 # The models the rules give Jarvislabs' types (H100 and H200 through the cited form defaults).
-GPU_TARGETS = frozenset({"H100-SXM", "H200-SXM", "L4", "RTX-A6000", "RTX-A5000"})
+GPU_TARGETS = frozenset({"H100-SXM", "H200-SXM", "L4", "RTX-A6000", "RTX-A5000", "A100-80GB-AnyForm", "RTX-PRO-6000-AnyEdition"})
 # Multi-GPU interconnect where Jarvislabs' material states it; other SXM parts say nothing (None).
 INTERCONNECT: dict[str, str] = {"H100-SXM": "nvswitch"}
 

@@ -16,9 +16,10 @@ from datetime import datetime
 from typing import IO, Any
 
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
+from gpucat.schemas.reference import gpu_models
 from gpucat.schemas.units import gb_from_gib
 from gpucat.scrapers import _json
-from gpucat.scrapers._gpus import resolve
+from gpucat.scrapers._gpus import is_stand_in, resolve
 from gpucat.scrapers.base import Fetcher, Source, each_record
 
 HOST = "cloud.lambda.ai"
@@ -51,11 +52,14 @@ def _by_rules(gpu_text: str, description: str) -> str:
     memory = float(described["gb"]) if described else None
     form = described["form"] if described else None
     try:
-        return resolve(gpu_text, provider="lambda", memory_gb=memory)
+        model = resolve(gpu_text, provider="lambda", memory_gb=memory)
     except LookupError:
         if form is None:
             raise
         return resolve(f"{gpu_text} {form}", provider="lambda", memory_gb=memory)
+    if form is not None and is_stand_in(gpu_models()[model]):  # the description says what the GPU's text left unsaid
+        return resolve(f"{gpu_text} {form}", provider="lambda", memory_gb=memory)
+    return model
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:

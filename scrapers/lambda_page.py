@@ -33,17 +33,20 @@ from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected, Skipped
 from gpucat.schemas.units import gb_from_gib
 from gpucat.scrapers import _html
+from gpucat.scrapers._gpus import resolve
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "lambda.ai"
 URL = f"https://{HOST}/pricing"
 PLAN, VRAM, VCPUS, RAM, PRICE = "Plan", "VRAM/GPU", "vCPUs", "RAM", "PRICE/GPU/HR"
-_SIZE = re.compile(r"^(\d+)\s*x$", re.IGNORECASE)
+# An instance-size tab: "8x" as the page labels it, or a near spelling ("8 x", "8×", "8x GPUs", "8 GPUs").
+_SIZE = re.compile(r"^(\d+)\s*(?:[x×](?:\s*gpus?)?|gpus?)$", re.IGNORECASE)
 _GB = re.compile(r"^(\d+(?:\.\d+)?)\s*GB$")
 _GIB = re.compile(r"^(\d+(?:\.\d+)?)\s*GiB$")
 
 # (plan, VRAM per GPU in GB) -> canonical gpu_model. The plan name carries the form factor
-# (SXM, PCIe); a plan that does not is rejected as ambiguous below, not guessed.
+# (SXM, PCIe). Other plans go through the shared rules with their VRAM: one that names no form
+# factor ("NVIDIA Tesla V100", 16 GB) maps to the family's stand-in (V100-16GB-AnyForm), not a guess.
 GPU_PLANS: dict[tuple[str, float], str] = {
     ("NVIDIA B200 SXM6", 180.0): "B200",
     ("NVIDIA H100 SXM", 80.0): "H100-SXM",
@@ -56,8 +59,6 @@ GPU_PLANS: dict[tuple[str, float], str] = {
     ("NVIDIA A10", 24.0): "A10",
     ("NVIDIA Quadro RTX 6000", 24.0): "Quadro-RTX-6000",
 }
-# Plans whose GPU comes in more than one canonical form factor, with none named.
-AMBIGUOUS_PLANS: dict[str, str] = {"NVIDIA Tesla V100": "V100-SXM2-16GB or V100-PCIe-16GB"}
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:
@@ -102,21 +103,25 @@ def _tab_label(doc: BeautifulSoup, panel: Tag) -> str:
 
 def _item(row: dict[str, str], count: int) -> ParseItem:
     reason = _html.not_a_price(row[PRICE])
-    if reason is None and row[PLAN] in AMBIGUOUS_PLANS:
-        reason = f"ambiguous_form_factor: {row[PLAN]!r} may be {AMBIGUOUS_PLANS[row[PLAN]]}; the page does not say"
-    if reason is not None:
-        return Rejected("offers", (reason,), row | {"gpus": count})
     vram = _GB.match(row[VRAM])
     ram = _GIB.match(row[RAM])
     memory = float(vram.group(1)) if vram else None
     plan = row[PLAN]
+    gpu_model = GPU_PLANS.get((plan, memory)) if memory is not None else None
+    if reason is None and gpu_model is None:
+        try:
+            gpu_model = resolve(plan, provider="lambda", memory_gb=memory)
+        except LookupError as exc:
+            reason = str(exc)
+    if reason is not None:
+        return Rejected("offers", (reason,), row | {"gpus": count})
     return Offer(
         offer_id=f"page/{count}x/{plan} {row[VRAM]}",
         instance_type=f"{count}x {plan} {row[VRAM]}".strip(),
         region="global",
         market="on_demand",
         gpu_name=plan,
-        gpu_model=GPU_PLANS.get((plan, memory)) if memory is not None else None,
+        gpu_model=gpu_model,
         gpu_count=float(count),
         gpu_memory_gb=memory,
         vcpus=_html.number(row[VCPUS]),
@@ -138,5 +143,5 @@ SOURCE = Source(
     fetch=fetch,
     parse=parse,
     docs_url="https://docs.lambda.ai/public-cloud/billing",
-    gpu_targets=frozenset(GPU_PLANS.values()),
+    gpu_targets=frozenset(GPU_PLANS.values()) | {"V100-16GB-AnyForm"},
 )

@@ -13,9 +13,11 @@ fetch_modal.py) on top of it; the base rate is the one that applies when no regi
 `region` is "global". A container takes 1 to 8 GPUs on one machine (4 for A10; docs/guide/gpu), all
 at the same per-GPU rate, so one offer per GPU type stands for every count.
 
-Labels that do not say the form factor ("Nvidia H200", "Nvidia A100, 80 GB") map to nothing: an
-H200 may be SXM or NVL and an A100 SXM or PCIe, and neither the page nor Modal's GPU guide says
-which, so those rows are rejected as unknown rather than guessed.
+Labels outside the reviewed table go through the shared rules (`scrapers._gpus`). Those that do
+not say the form factor ("Nvidia H200", "Nvidia A100, 80 GB") map to the family's stand-in
+(`H200-141GB-AnyForm`, `A100-80GB-AnyForm`): an H200 may be SXM or NVL and an A100 SXM or PCIe,
+and neither the page nor Modal's GPU guide says which, so the offer keeps the memory it does
+state and claims no form factor rather than guessing one.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ from bs4 import Tag
 from gpucat.schemas.records import Offer, Page, ParseItem, Rejected
 from gpucat.schemas.units import SECONDS_PER_HOUR
 from gpucat.scrapers import _html
+from gpucat.scrapers._gpus import mapped
 from gpucat.scrapers.base import Fetcher, Source
 
 HOST = "modal.com"
 URL = f"https://{HOST}/pricing"
 SECTION = "GPU Tasks"
-_PER_SECOND = re.compile(r"^\$\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*sec$", re.IGNORECASE)
+_PER_SECOND = re.compile(r"^\$\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*(?:s|sec|second)\.?$", re.IGNORECASE)
 _MEMORY = re.compile(r"(\d+)\s*GB")
 
 GPU_LABELS: dict[str, str] = {
@@ -46,12 +49,6 @@ GPU_LABELS: dict[str, str] = {
     "Nvidia L4": "L4",
     "Nvidia T4": "T4",
     "Nvidia RTX PRO 6000": "RTX-PRO-6000",
-}
-# Labels whose GPU comes in more than one canonical form factor, with none named.
-AMBIGUOUS_LABELS: dict[str, str] = {
-    "Nvidia H200": "H200-SXM or H200-NVL",
-    "Nvidia A100, 80 GB": "A100-SXM4-80GB or A100-PCIe-80GB",
-    "Nvidia A100, 40 GB": "A100-SXM4-40GB or A100-PCIe-40GB",
 }
 
 
@@ -69,19 +66,19 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
         if match is None:
             yield Rejected("offers", (f"unexpected_unit: {quote!r} is not a price per second",), {"label": label, "price": quote})
             continue
-        if label in AMBIGUOUS_LABELS:
-            reason = f"ambiguous_form_factor: {label!r} may be {AMBIGUOUS_LABELS[label]}; the page does not say"
-            yield Rejected("offers", (reason,), {"label": label, "price": quote})
+        memory = _MEMORY.search(label)
+        gpu_model, why = mapped(GPU_LABELS, label, provider="modal", memory_gb=float(memory.group(1)) if memory else None)
+        if gpu_model is None:
+            yield Rejected("offers", (why or f"unknown_gpu: {label!r}",), {"label": label, "price": quote})
             continue
         per_second = float(match.group(1))
-        memory = _MEMORY.search(label)
         yield Offer(
             offer_id=f"{label}/on_demand",
             instance_type=f"{label} at ${match.group(1)}/s",
             region="global",
             market="on_demand",
             gpu_name=label,
-            gpu_model=GPU_LABELS.get(label),
+            gpu_model=gpu_model,
             gpu_count=1.0,
             gpu_memory_gb=float(memory.group(1)) if memory else None,
             price=round(per_second * SECONDS_PER_HOUR, 6),
@@ -110,5 +107,5 @@ SOURCE = Source(
     fetch=fetch,
     parse=parse,
     docs_url="https://modal.com/docs/guide/gpu",
-    gpu_targets=frozenset(GPU_LABELS.values()),
+    gpu_targets=frozenset(GPU_LABELS.values()) | {"H200-141GB-AnyForm", "A100-80GB-AnyForm", "A100-40GB-AnyForm"},
 )

@@ -38,11 +38,13 @@ _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 # blobs.technical.gpu.model maps by the shared rules (`scrapers._gpus.resolve`), with the card's
 # memory class (`gpu.memory.size`, GB) to choose among editions. OVH states no form factor for its
-# H100, A100, H200 or V100 (SXM or PCIe), and `gpu_form_defaults.csv` has no OVH row, so those are
-# rejected as `ambiguous_gpu` rather than guessed; "Tesla V100S" maps because NVIDIA made it as one
-# board only (V100S-PCIe-32GB). "Quadro RTX 5000" waits for its row in gpu_models (`unknown_gpu`).
+# H100, A100, H200 or V100 (SXM or PCIe), and `gpu_form_defaults.csv` has no OVH row, so those map
+# to the family's stand-in for their memory (`H100-80GB-AnyForm`, ...: form factor "Unstated")
+# rather than a guess; "Tesla V100S" maps because NVIDIA made it as one board only (V100S-PCIe-32GB).
 # The models these rules give the GPUs OVH sells.
-GPU_TARGETS = frozenset({"L4", "L40S", "A10", "V100S-PCIe-32GB", "Quadro-RTX-5000"})
+GPU_TARGETS = frozenset(
+    {"L4", "L40S", "A10", "V100S-PCIe-32GB", "Quadro-RTX-5000", "H100-80GB-AnyForm", "A100-80GB-AnyForm", "H200-141GB-AnyForm", "V100-16GB-AnyForm"}
+)
 
 
 def fetch(fetcher: Fetcher) -> Iterator[Page]:

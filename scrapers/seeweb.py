@@ -30,8 +30,9 @@ URL = f"https://{HOST}/ecs/v2/plans"
 # gpu_label (case-folded) -> canonical gpu_model. The labels are those gpuhunt and SkyPilot's
 # Seeweb fetcher map. Seeweb's price page sells its H100 and H200 as SXM ("CLOUD GPU NVIDIA H200
 # 1 2 4 8 GPU SXM", seeweb.it/en/products/cloud-server-gpu as quoted by public scrapers); it does
-# not say the A100's form factor, so "a100 80gb" is rejected as ambiguous by the catalog rules,
-# which map "a30" and "rtx 6000 24gb" (the Quadro RTX 6000) and reject Tenstorrent as not_a_gpu.
+# not say the A100's form factor, so the catalog rules map "a100 80gb" to the stand-in
+# A100-80GB-AnyForm (form factor "Unstated"); they also map "a30" and "rtx 6000 24gb" (the Quadro
+# RTX 6000) and reject Tenstorrent as not_a_gpu.
 GPU_LABELS: dict[str, str] = {
     "h100 80gb": "H100-SXM",
     "h200 141gb": "H200-SXM",
@@ -122,6 +123,6 @@ SOURCE = Source(
     parse=parse,
     api_key_env="SEEWEB_API_TOKEN",
     api_key_required=True,
-    gpu_targets=frozenset(GPU_LABELS.values()) | {"A30", "Quadro-RTX-6000"},  # by the catalog rules
+    gpu_targets=frozenset(GPU_LABELS.values()) | {"A30", "Quadro-RTX-6000", "A100-80GB-AnyForm"},  # by the catalog rules
     docs_url="https://www.seeweb.it/en/products/cloud-server-gpu",
 )

@@ -23,6 +23,7 @@ gpuclusterservice/create-gpu-cluster), so each offer is one 8-GPU HGX node at th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import IO
@@ -36,6 +37,9 @@ HOST = "www.together.ai"
 URL = f"https://{HOST}/pricing"
 SECTION = "GPU Clusters"
 UNIT_NOTE = "per gpu per hour"
+# The note as the page words it ("All prices are per GPU per hour.") and its near spellings ("per
+# GPU-hour", "per GPU, per hour", "per GPU/hr"); "per node per hour" is another unit.
+_UNIT_NOTE = re.compile(r"\bper\s+gpu\s*[-,/]?\s*(?:per\s+)?(?:hour|hr)\b", re.IGNORECASE)
 HARDWARE, ON_DEMAND = "Hardware", "On-demand"
 GPUS_PER_NODE = 8
 
@@ -80,7 +84,7 @@ def parse(body: IO[bytes], *, url: str, fetched_at: datetime) -> Iterator[ParseI
 
 
 def _table(nodes: list, what: str) -> tuple[list[str], list[list]]:
-    if UNIT_NOTE not in _html.section_text(nodes).casefold():
+    if not _UNIT_NOTE.search(_html.section_text(nodes)):
         raise ParseError(f"{what}: the note {UNIT_NOTE!r} that states the price unit is gone")
     return _html.table_by_headers(nodes, [HARDWARE, ON_DEMAND], what)
 

@@ -27,8 +27,9 @@ HOST = "api.datacrunch.io"
 URL = f"https://{HOST}/v1/instance-types"
 
 # `gpu.description` without its "<n>x " prefix -> canonical model. Reviewed 2026-12 against the
-# descriptions in gpuhunt providers/verda.py GPU_MAP and its test records. Left out, so rejected:
-# "Tesla V100 16GB" (SXM2 or PCIe not stated) and "AMD 7900XTX" (a consumer card gpucat has no row for).
+# descriptions in gpuhunt providers/verda.py GPU_MAP and its test records. Left to the catalog
+# rules: "Tesla V100 16GB" (SXM2 or PCIe not stated: the stand-in V100-16GB-AnyForm) and "AMD
+# 7900XTX" (a consumer card gpucat has no row for: rejected).
 GPU_DESCRIPTIONS: dict[str, str] = {
     "B200 SXM6 180GB": "B200",
     "B300 SXM6 268GB": "B300",
@@ -117,5 +118,5 @@ SOURCE = Source(
     fetch=fetch,
     parse=parse,
     docs_url="https://api.datacrunch.io/v1/docs",
-    gpu_targets=frozenset(GPU_DESCRIPTIONS.values()),
+    gpu_targets=frozenset(GPU_DESCRIPTIONS.values()) | {"V100-16GB-AnyForm"},
 )

@@ -47,11 +47,13 @@ GPU_TYPES: dict[str, tuple[str, float]] = {
     "AMD_MI355X": ("MI355X", 288),
 }
 # Vultr does not say SXM or PCIe for these. A whole 8-GPU node is an HGX baseboard (SXM); a
-# single card or a slice could be either, so it is rejected rather than guessed.
+# single card or a slice could be either, so it maps to the family's stand-in, whose form factor
+# is "Unstated" (scrapers/_gpus.py), rather than a guess.
 GPU_TYPES_HGX_ONLY: dict[str, tuple[str, float]] = {
     "NVIDIA_A100": ("A100-SXM4-80GB", 80),
     "NVIDIA_H100": ("H100-SXM", 80),
 }
+FORM_UNSTATED: dict[str, str] = {"NVIDIA_A100": "A100-80GB-AnyForm", "NVIDIA_H100": "H100-80GB-AnyForm"}
 HGX_GPU_COUNT = 8
 
 # Bare-metal plan id -> (canonical model, GPUs, memory per GPU in GB). Ids and contents from
@@ -108,8 +110,7 @@ def _cloud_plan(plan: dict[str, Any]) -> Iterator[ParseItem]:
     vram = float(plan["gpu_vram_gb"])
     count = _gpu_count(plan.get("gpu_count"), vram, card_gb)
     if gpu_type in GPU_TYPES_HGX_ONLY and count != HGX_GPU_COUNT:
-        yield Rejected("offers", (f"unknown_gpu: {gpu_type!r}", f"form factor (SXM or PCIe) not published for {plan_id}"), plan)
-        return
+        gpu_model = FORM_UNSTATED[gpu_type]  # not a whole HGX node: SXM or PCIe is not published
     memory = vram if count < 1 else vram / count
     yield from _offers(plan, gpu_type, gpu_model, count, memory, float(plan["vcpu_count"]), None)
 
@@ -193,6 +194,7 @@ SOURCE = Source(
     parse=parse,
     docs_url="https://www.vultr.com/api/#tag/plans",
     gpu_targets=frozenset(
-        [m for m, _ in GPU_TYPES.values()] + [m for m, _ in GPU_TYPES_HGX_ONLY.values()] + [m for m, _, _ in METAL_GPU_PLANS.values()]
+        [m for m, _ in GPU_TYPES.values()] + [m for m, _ in GPU_TYPES_HGX_ONLY.values()] + list(FORM_UNSTATED.values())
+        + [m for m, _, _ in METAL_GPU_PLANS.values()]
     ),
 )

@@ -44,7 +44,7 @@ def test_offers_json_columns_and_order(catalog_db):
 @pytest.mark.parametrize(
     ("args", "check"),
     [
-        (["--gpu", "H100"], lambda r: r["gpu_model"] in ("H100-SXM", "H100-PCIe", "H100-NVL")),
+        (["--gpu", "H100"], lambda r: r["gpu_model"] in ("H100-SXM", "H100-PCIe", "H100-NVL", "H100-80GB-AnyForm")),  # the family's stand-in too
         (["--gpu", "h100-sxm,A100-SXM4-80GB"], lambda r: r["gpu_model"] in ("H100-SXM", "A100-SXM4-80GB")),
         (["--provider", OFFER_PROVIDERS[-1]], lambda r: r["provider"] == OFFER_PROVIDERS[-1]),
         (["--min-gpu-memory", "80"], lambda r: r["gpu_memory_gb"] >= 80),

@@ -17,15 +17,16 @@ runner = CliRunner()
 @pytest.mark.parametrize(
     ("typed", "names", "count"),
     [
-        ("A100-80GB", ("A100-SXM4-80GB", "A100-PCIe-80GB"), None),
+        # a memory suffix asks for every card of that memory, the form-factor stand-in included
+        ("A100-80GB", ("A100-SXM4-80GB", "A100-PCIe-80GB", "A100-80GB-AnyForm"), None),
         ("A100:8", ("A100",), 8),
         ("H100:8", ("H100",), 8),
-        ("H100-80GB", ("H100-SXM", "H100-PCIe"), None),
+        ("H100-80GB", ("H100-SXM", "H100-PCIe", "H100-80GB-AnyForm"), None),
         ("RTX4090", ("RTX-4090", "RTX 4090"), None),
         ("4090", ("RTX-4090", "RTX 4090"), None),
         ("L40S", ("L40S",), None),
         ("h100", ("H100",), None),
-        ("A100 40GB", ("A100-SXM4-40GB", "A100-PCIe-40GB"), None),
+        ("A100 40GB", ("A100-SXM4-40GB", "A100-PCIe-40GB", "A100-40GB-AnyForm"), None),
     ],
 )
 def test_gpu_spellings_resolve(typed, names, count):
@@ -50,7 +51,7 @@ def test_count_after_a_colon_asks_for_that_many_gpus(catalog_db):
     rows = json.loads(runner.invoke(app, ["offers", "--gpu", "H100:8", "--all", "--json", "--db", str(catalog_db)]).stdout)
     assert rows and {r["gpu_count"] for r in rows} == {8} and {r["gpu_model"][:4] for r in rows} == {"H100"}
     families = json.loads(runner.invoke(app, ["offers", "--gpu", "A100-80GB", "--all", "--json", "--db", str(catalog_db)]).stdout)
-    assert families and {r["gpu_model"] for r in families} <= {"A100-SXM4-80GB", "A100-PCIe-80GB"}
+    assert families and {r["gpu_model"] for r in families} <= {"A100-SXM4-80GB", "A100-PCIe-80GB", "A100-80GB-AnyForm"}
 
 
 def memory(*args: str) -> dict:

@@ -70,15 +70,16 @@ def test_cents_per_variant_and_free_nodes_per_datacenter():
     assert (two["gpu_count"], two["usd_per_hour"], two["usd_per_gpu_hour"]) == (2.0, 1.3, 0.65)
     assert ids["rtx59-16c-nr.1/ustx1a_a01"]["availability"] == "available"
     assert ids["rtx59-16c-nr.1/usny01_a01"]["availability"] == "unavailable"
-    assert len(offers(items())) == 8
+    assert len(offers(items())) == 9
 
 
 def test_unmapped_brand_and_a_type_in_no_datacenter_are_rejected():
     assert sorted((r.reasons[0], r.row["name"]) for r in rejected(items())) == [
-        # 16 GiB per GPU settles the V100's memory, not SXM2 or PCIe, and CloudRift says neither
-        ("ambiguous_gpu: 'V100' could be V100-PCIe-16GB, V100-SXM2-16GB", "v100-8c-nr.1"),
         ("no_datacenter: the variant is listed in no datacenter", "mi350x-32c-nr.1"),
     ]
+    # 16 GiB per GPU settles the V100's memory, not SXM2 or PCIe, and CloudRift says neither: the stand-in
+    v100 = by_id(items())["v100-8c-nr.1/usny01_a01"]
+    assert (v100["gpu_model"], v100["gpu_count"], v100["gpu_memory_gb"]) == ("V100-16GB-AnyForm", 1.0, 16.0)
 
 
 def answer(**variant_changes) -> bytes:

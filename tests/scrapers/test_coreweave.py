@@ -170,11 +170,33 @@ def test_the_cpu_section_with_the_same_grid_and_region_label_is_never_read():
     assert not [o for o in offers(items()) if "Genoa" in o["offer_id"] or o["price"] in (6.42, 3.5)]
 
 
-def test_an_a100_memory_the_table_lacks_is_rejected_by_normalization_with_the_rules_reason():
+@pytest.mark.parametrize(
+    ("spelling", "model"),
+    [
+        ("NVIDIA H100 SXM5 80GB", "H100-SXM"), ("nvidia hgx h100", "H100-SXM"), ("NVIDIA&nbsp;HGX&nbsp;H100", "H100-SXM"),
+        ("NVIDIA DGX H100", "H100-SXM"), ("NVIDIA H100 80GB HBM3", "H100-SXM"), ("NVIDIA HGX H100 (80GB)", "H100-SXM"),
+    ],
+)
+def test_a_respelled_gpu_the_table_lacks_maps_through_the_rules_in_normalization(spelling, model):
+    """The real page's names are reviewed in a table; a capture that spells one otherwise (case,
+    &nbsp;, a form factor or memory added) still maps, through the shared rules."""
+    body = BODY.replace(b"NVIDIA HGX H100", spelling.encode())
+    assert body != BODY
+    result = normalize_bytes("coreweave", body)
+    got = {r["gpu_model"] for r in result if isinstance(r, dict) and r["gpu_name"].replace("\u00a0", " ") == spelling.replace("&nbsp;", " ")}
+    assert got == {model}
+    assert not [r for r in result if isinstance(r, Rejected) and any(x.startswith(("unknown_gpu", "ambiguous_gpu")) for x in r.reasons)]
+
+
+def test_an_a100_memory_the_table_lacks_goes_to_the_rules_in_normalization():
     body = BODY.replace(b'NVIDIA A100</h3>\n\t</div>\n\t<div class="table-v2-cell"><div>8</div></div>\n  <div class="table-v2-cell"><div>80</div>', b'NVIDIA A100</h3>\n\t</div>\n\t<div class="table-v2-cell"><div>8</div></div>\n  <div class="table-v2-cell"><div>40</div>', 1)
     assert body != BODY
     result = normalize_bytes("coreweave", body)
-    assert [r.reasons for r in result if isinstance(r, Rejected) and r.row.get("gpu_name") == "NVIDIA A100"] == [("ambiguous_gpu: 'NVIDIA A100' could be A100-PCIe-40GB, A100-SXM4-40GB",)] * 2
+    # 40 GB settles the memory, not SXM4 or PCIe: the stand-in, whose form factor is "Unstated"
+    assert [r.reasons for r in result if isinstance(r, Rejected) and r.row.get("gpu_name") == "NVIDIA A100"] == []
+    assert {(o["gpu_model"], o["gpu_memory_gb"]) for o in result if isinstance(o, dict) and o.get("gpu_name") == "NVIDIA A100"} == {
+        ("A100-40GB-AnyForm", 40.0), ("A100-SXM4-80GB", 80.0),  # the other region's 80 GB row, in the reviewed table
+    }
 
 
 @pytest.mark.parametrize(

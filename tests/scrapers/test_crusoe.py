@@ -16,7 +16,7 @@ import pytest
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Rejected, Skipped
 from gpucat.scrapers import crusoe
-from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, offers, parse_bytes, parse_fixture, rejected, skipped
+from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
 
 FIXTURE = "crusoe/crusoe/pricing.html"
 BODY = fixture_path(FIXTURE).read_bytes()
@@ -144,6 +144,41 @@ def test_a_price_that_is_not_per_gpu_hour_is_rejected_not_guessed(quote, reason)
     assert "NVIDIA H100 80GB HGX/on_demand" not in [r["offer_id"] for r in result if isinstance(r, dict)]
     [h100] = [r for r in result if isinstance(r, Rejected) and r.row["name"] == "NVIDIA H100"]
     assert h100.reasons == (reason, "spot " + CONTACT)
+
+
+@pytest.mark.parametrize(
+    ("heading", "tags", "model"),
+    [
+        ("AMD MI355X", ("288GB", ""), "MI355X"),  # the real card, once it shows a price
+        ("AMD Instinct MI355X", ("288GB", ""), "MI355X"),  # a card the table lacks goes through the rules
+        ("NVIDIA B300", ("288GB", "HGX"), "B300"),
+        ("NVIDIA HGX B200", ("180GB", ""), "B200"),
+        ("NVIDIA H100", ("80GB", "SXM5"), "H100-SXM"),
+        ("NVIDIA A100", ("40GB", ""), "A100-40GB-AnyForm"),  # no form-factor tag: the stand-in, never a guess
+        ("NVIDIA RTX PRO 6000", ("96GB", ""), "RTX-PRO-6000-AnyEdition"),
+    ],
+)
+def test_a_priced_card_maps_by_its_table_or_else_by_the_catalog_rules(heading, tags, model):
+    """The MI355X card (Contact sales today) and cards a real page may add or respell map when priced."""
+    start = BODY.index(b'<h4 class="pricing-item-heading">AMD MI355X</h4>')
+    end = BODY.index(b'<div class="pricing-rich w-richtext">', start)
+    card_head = BODY[start:end]
+    tags_html = "".join(f'<div class="pricing-tag">{t}</div>' for t in tags if t)
+    new_head = card_head.replace(b"AMD MI355X", heading.encode())
+    new_head = new_head[: new_head.index(b'<div class="pricing_tags-wr">')] + f'<div class="pricing_tags-wr">{tags_html}</div></a>'.encode()
+    price_start = end
+    contact_end = BODY.index(b"</div>", BODY.index(b"Contact sales", price_start)) + len(b"</div>")
+    body = BODY[:start] + new_head + b'<div class="pricing-rich w-richtext"><p>$2.50/GPU-hr</p></div>' + BODY[contact_end:]
+    result = normalize_bytes("crusoe", body)
+    got = [r["gpu_model"] for r in result if isinstance(r, dict) and r["price"] == 2.5]  # the respelled card's own offer
+    assert got == [model]
+
+
+@pytest.mark.parametrize("quote", ["$3.90/GPU-hr", "$3.90 / GPU-hour", "$3.90/GPU/hr", "$3.90 per GPU hour", "$3.90/gpu-hr\u00b9", "$3.90/GPU-Hrs"])
+def test_near_spellings_of_the_per_gpu_hour_unit_are_read_as_it(quote):
+    result = parse_bytes("crusoe", BODY.replace(b"<p>$3.90/GPU-hr</p>", f"<p>{quote}</p>".encode()))
+    [h100] = [r for r in result if isinstance(r, dict) and r["offer_id"] == "NVIDIA H100 80GB HGX/on_demand"]
+    assert (h100["gpu_model"], h100["price"], h100["price_unit"]) == ("H100-SXM", 3.9, "gpu_hour")
 
 
 @pytest.mark.parametrize(

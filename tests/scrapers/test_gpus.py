@@ -13,9 +13,9 @@ import pytest
 
 from gpucat import pipeline
 from gpucat.schemas.records import Offer, Rejected
-from gpucat.schemas.reference import GPU_FORM_DEFAULTS_CSV, gpu_form_defaults, gpu_models
+from gpucat.schemas.reference import GPU_FORM_DEFAULTS_CSV, GPU_MODELS_CSV, gpu_form_defaults, gpu_models, gpu_price_bounds
 from gpucat.scrapers import all_sources, get_source
-from gpucat.scrapers._gpus import MIB_GB, USABLE_HIGH, USABLE_LOW, fits_nameplate, mapped, resolve, words
+from gpucat.scrapers._gpus import MIB_GB, USABLE_HIGH, USABLE_LOW, fits_nameplate, is_stand_in, mapped, resolve, words
 from gpucat.scrapers.normalize import normalize
 from tests.conftest import FIXTURES
 from tests.drift_checks import fixture_rates, replayed_pages
@@ -59,6 +59,50 @@ def test_vendor_description_grammar(name, model):
     assert _resolve(name) == model
 
 
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        # Near variants of what the real pages print (CoreWeave, Crusoe, Lambda, Nebius, Together): a
+        # vendor or platform word, a form factor, a memory, marketing words, a GPU count before the name.
+        ("NVIDIA HGX H100", "H100-SXM"),
+        ("NVIDIA HGX H100 80GB", "H100-SXM"),
+        ("NVIDIA DGX B200", "B200"),  # a DGX system carries SXM modules
+        ("B200 SXM6", "B200"),
+        ("NVIDIA HGX B300", "B300"),
+        ("NVIDIA Blackwell Ultra B300", "B300"),
+        ("NVIDIA GB300 NVL72", "GB300"),
+        ("NVIDIA GH200 Grace Hopper Superchip", "GH200"),
+        ("NVIDIA H200 NVL", "H200-NVL"),
+        ("NVIDIA H100 NVL", "H100-NVL"),
+        ("AMD Instinct MI300X Accelerator", "MI300X"),
+        ("AMD MI355X", "MI355X"),
+        ("AMD Instinct MI325X", "MI325X"),
+        ("NVIDIA L40S GPU", "L40S"),
+        ("L40S 48GB", "L40S"),
+        ("A100 80GB PCIe", "A100-PCIe-80GB"),
+        ("A100 40GB SXM4", "A100-SXM4-40GB"),
+        ("8x NVIDIA H100 SXM", "H100-SXM"),
+        ("NVIDIA\u00a0H100\u00a0SXM5\u00a080GB", "H100-SXM"),  # non-breaking spaces
+        ("nvidia   h100   sxm5", "H100-SXM"),
+        ("Tesla V100-SXM2-16GB", "V100-SXM2-16GB"),  # nvidia-smi spellings
+        ("Tesla V100-PCIE-32GB", "V100-PCIe-32GB"),
+        ("Tesla P100-PCIE-16GB", "P100-PCIe-16GB"),
+        # RTX PRO 6000 Blackwell editions as NVIDIA names them; the Workstation Edition is the catalog's standard board
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "RTX-PRO-6000"),
+        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "RTX-PRO-6000-Max-Q"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000-Server"),
+        ("RTX PRO 6000 Blackwell", "RTX-PRO-6000-AnyEdition"),  # no edition said
+        ("NVIDIA Quadro RTX 6000", "Quadro-RTX-6000"),
+        ("NVIDIA RTX 6000 Ada Generation", "RTX-6000-Ada"),
+        ("NVIDIA L40S with Intel CPU", "L40S"),  # Nebius: the host named after "with"
+        ("NVIDIA L40S with AMD EPYC CPU", "L40S"),
+        ("NVIDIA HGX H200 with InfiniBand", "H200-SXM"),
+    ],
+)
+def test_near_variants_of_real_page_names_map(name, model):
+    assert _resolve(name) == model
+
+
 def test_wording_splits_family_memory_form_and_memory_type():
     assert words("NVIDIA H100 80GB HBM3") == words("nvidia-h100-80gb-hbm3")
     said = words("geforcertx3080-pcie-10gb")
@@ -75,6 +119,8 @@ def test_wording_splits_family_memory_form_and_memory_type():
         ("NVIDIA A6000", 48.0, "RTX-A6000"),  # Lambda page plan with its VRAM/GPU column
         ("Q RTX 8000", 49152 * MIB_GB / 1000, "Quadro-RTX-8000"),  # Vast gpu_name with gpu_ram MiB
         ("RTX 5000", 16.0, "Quadro-RTX-5000"),  # 16 GB: not the 32 GB RTX 5000 Ada
+        ("RTX5000", 16.0, "Quadro-RTX-5000"),  # Jarvislabs gpu_type: the line glued to the number
+        ("RTX5000", 32.0, "RTX-5000-Ada"),
         ("RTX 6000", 48.0, "RTX-6000-Ada"),
         ("RTX 6000", None, "rejected ambiguous_gpu: 'RTX 6000' could be Quadro-RTX-6000, RTX-6000-Ada"),
         ("A6000", None, "rejected ambiguous_gpu: 'A6000' omits words of 'RTX A6000' and states no memory to confirm it"),
@@ -94,6 +140,21 @@ def test_words_sellers_drop_need_the_memory_to_agree(name, memory_gb, expected):
         ("RTX 2080 Ti", 11264, "RTX-2080-Ti"),
         ("B300", 180000, "rejected memory_mismatch: 'B300' with 188.744 GB fits none of B300"),
         ("A100", 65536, "rejected memory_mismatch: 'A100' with 68.7195 GB fits none of A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB"),
+        # Vast's own spellings (its gpu_name list as public clients copy it), with usable MiB
+        ("RTX PRO 6000 WS", 97887, "RTX-PRO-6000"),  # WS: the Workstation Edition, the catalog's standard board
+        ("RTX PRO 6000 S", 97887, "RTX-PRO-6000-Server"),  # S: the Server Edition
+        ("RTX PRO 6000 Max-Q", 97887, "RTX-PRO-6000-Max-Q"),
+        ("GH200 SXM", 97871, "GH200"),  # a superchip's GPU module, said "SXM"
+        ("RTX 4060 Ti", 16380, "RTX-4060-Ti-16GB"),  # the 16 GB variant by its memory...
+        ("RTX 4060 Ti", 8188, "RTX-4060-Ti"),  # ...and the 8 GB launch card
+        ("RTX 5060 Ti", 16311, "RTX-5060-Ti-16GB"),
+        ("RTX 3060", 8192, "RTX-3060-8GB"),
+        ("RTX 3060", 12288, "RTX-3060"),
+        ("Tesla V100", 32768, "V100-32GB-AnyForm"),
+        ("H200 NVL", 143771, "H200-NVL"),
+        ("H100 NVL", 95830, "H100-NVL"),
+        # 80 GiB fits the 80 GB boards and the 94 GB NVL; being 80 GB exactly in GiB, it names the 80 GB ones
+        ("H100", 81920, "H100-80GB-AnyForm"),
     ],
 )
 def test_usable_memory_in_mib_matches_by_range_not_by_equality(name, mib, expected):
@@ -115,22 +176,91 @@ def test_the_usable_range_is_closed_at_both_ends(nameplate, reported, fits):
         ("H100", "jarvislabs", 80.0, "H100-SXM"),
         ("H200", "jarvislabs", 141.0, "H200-SXM"),
         ("Nvidia Tesla V100", "gcp", None, "V100-SXM2-16GB"),
-        # ...and only for that provider and family; elsewhere the row stays rejected, naming the candidates.
-        ("H200", "vast-like", 141.0, "rejected ambiguous_gpu: 'H200' could be H200-NVL, H200-SXM"),
-        ("A100-80GB", "jarvislabs", 80.0, "rejected ambiguous_gpu: 'A100-80GB' could be A100-PCIe-80GB, A100-SXM4-80GB"),
-        ("Tesla V100 16GB", "verda", None, "rejected ambiguous_gpu: 'Tesla V100 16GB' could be V100-PCIe-16GB, V100-SXM2-16GB"),
-        ("V100", "cloudrift", 17179869184 / 1e9, "rejected ambiguous_gpu: 'V100' could be V100-PCIe-16GB, V100-SXM2-16GB"),
-        ("A100 80GB", "seeweb", None, "rejected ambiguous_gpu: 'A100 80GB' could be A100-PCIe-80GB, A100-SXM4-80GB"),
+        # ...and only for that provider and family; elsewhere the form factor stays unstated.
+        ("H200", "vast-like", 141.0, "H200-141GB-AnyForm"),
+        ("H100", "vast-like", 80.0, "H100-80GB-AnyForm"),
         # One special edition beside a standard board: the unnamed edition is the standard board.
         ("T4", "acme", None, "T4"),
         ("V100 PCIe 16GB", "acme", None, "V100-PCIe-16GB"),
-        # A family sold in several named editions needs the edition said.
-        ("RTX PRO 6000", "acme", 96.0, "rejected ambiguous_gpu: 'RTX PRO 6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server"),
-        ("RTX-PRO6000", "jarvislabs", 96.0, "rejected ambiguous_gpu: 'RTX-PRO6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server"),
     ],
 )
 def test_form_factor_defaults_apply_only_where_the_provider_documents_them(name, provider, memory_gb, expected):
     assert _resolve(name, provider, memory_gb) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "provider", "memory_gb", "expected"),
+    [
+        # No form factor said and no cited default: the family's stand-in for that memory.
+        ("A100-80GB", "jarvislabs", 80.0, "A100-80GB-AnyForm"),  # Jarvislabs gpu_type with its vram
+        ("Tesla V100 16GB", "verda", None, "V100-16GB-AnyForm"),  # Verda gpu.description
+        ("V100", "cloudrift", 17179869184 / 1e9, "V100-16GB-AnyForm"),  # CloudRift brand_short with vram bytes
+        ("A100 80GB", "seeweb", None, "A100-80GB-AnyForm"),  # Seeweb gpu_label
+        ("H100", "ovh", 80.0, "H100-80GB-AnyForm"),  # OVH blobs.technical.gpu with memory.size
+        ("Tesla V100", "ovh", 16.0, "V100-16GB-AnyForm"),  # the FHHL edition is not a candidate for a plain name
+        ("V100 32GB", "acme", None, "V100-32GB-AnyForm"),
+        ("Nvidia H200", "modal", None, "H200-141GB-AnyForm"),  # both H200 boards have 141 GB
+        ("Nvidia A100, 40 GB", "modal", None, "A100-40GB-AnyForm"),  # Modal page label
+        # No edition said where the editions share form factor and memory: the edition stand-in.
+        ("RTX-PRO6000", "jarvislabs", 96.0, "RTX-PRO-6000-AnyEdition"),
+        ("NVIDIA RTX PRO 6000 Blackwell", "acme", None, "RTX-PRO-6000-AnyEdition"),
+        # A stated form factor or edition always wins over the stand-in...
+        ("A100 80GB PCIe", "acme", None, "A100-PCIe-80GB"),
+        ("NVIDIA A100-SXM4-80GB", "acme", None, "A100-SXM4-80GB"),
+        ("H100 SXM5 80GB", "acme", None, "H100-SXM"),
+        ("NVIDIA H200 NVL", "acme", None, "H200-NVL"),
+        ("RTX PRO 6000 Server Edition", "acme", None, "RTX-PRO-6000-Server"),
+        ("NVIDIA H100 80GB HBM3", "acme", None, "H100-SXM"),  # nvidia-smi's memory type names the board
+        # ...and candidates of different memory are no stand-in's: the memory is what fit needs.
+        ("H100", "acme", None, "rejected ambiguous_gpu: 'H100' could be H100-NVL, H100-PCIe, H100-SXM"),
+        ("A100", "acme", None, "rejected ambiguous_gpu: 'A100' could be A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB"),
+        ("V100", "acme", None, "rejected ambiguous_gpu: 'V100' could be V100-PCIe-16GB, V100-PCIe-32GB, V100-SXM2-16GB, V100-SXM2-32GB"),
+        ("RTX 6000", "acme", None, "rejected ambiguous_gpu: 'RTX 6000' could be Quadro-RTX-6000, RTX-6000-Ada"),
+        # A memory variant's row (RTX-4060-Ti-16GB) is never assumed when no memory is said: the launch card is.
+        ("RTX 4060 Ti", "acme", None, "RTX-4060-Ti"),
+    ],
+)
+def test_an_unstated_form_factor_maps_to_the_stand_in_never_to_a_guess(name, provider, memory_gb, expected):
+    assert _resolve(name, provider, memory_gb) == expected
+
+
+def _number(text: str) -> float | None:
+    return float(text) if text else None
+
+
+def test_every_stand_in_shares_the_memory_of_what_it_stands_for_and_flatters_none_of_it():
+    """A stand-in's memory is its candidates' own (fit is exact); its bandwidth, TFLOPS and NVLink are
+    never above any candidate's sourced figure and its capability flags never claim what one candidate lacks (cost
+    is conservative); an `-AnyForm` row claims no form factor, an `-AnyEdition` row its family's one."""
+    with GPU_MODELS_CSV.open(newline="", encoding="utf-8") as fh:
+        rows = {r["gpu_model"]: r for r in csv.DictReader(fh)}
+    stand_ins = [m for m in gpu_models().values() if is_stand_in(m)]
+    assert {m.gpu_model for m in stand_ins} == {
+        "H100-80GB-AnyForm", "H200-141GB-AnyForm", "A100-80GB-AnyForm", "A100-40GB-AnyForm",
+        "V100-16GB-AnyForm", "V100-32GB-AnyForm", "RTX-PRO-6000-AnyEdition",
+    }
+    for stand_in in stand_ins:
+        covered = [
+            m for m in gpu_models().values()
+            if not is_stand_in(m) and m.family == stand_in.family and m.memory_gb == stand_in.memory_gb
+        ]
+        assert len(covered) >= 2, stand_in
+        forms = {m.form_factor for m in covered}
+        assert stand_in.form_factor == ("Unstated" if stand_in.gpu_model.endswith("-AnyForm") else forms.pop()), stand_in
+        mine = rows[stand_in.gpu_model]
+        for column in ("memory_bandwidth_gbps", "bf16_tflops", "fp16_tflops", "nvlink_gbps"):
+            theirs = [_number(rows[m.gpu_model][column]) for m in covered]
+            if _number(mine[column]) is not None:
+                assert all(t is None or _number(mine[column]) <= t for t in theirs), (stand_in.gpu_model, column)  # None: unsourced
+        for flag in ("bf16", "fp8", "int8", "int4", "bnb_4bit"):
+            assert mine[flag] == "false" or all(rows[m.gpu_model][flag] == "true" for m in covered), (stand_in.gpu_model, flag)
+        assert mine["nvlink_gbps"] == "" and "stand-in" in mine["notes"], stand_in.gpu_model
+        # its price bounds admit every price one of the boards it stands for may charge
+        bound = gpu_price_bounds()[stand_in.gpu_model]
+        for m in covered:
+            if m.gpu_model in gpu_price_bounds():
+                theirs = gpu_price_bounds()[m.gpu_model]
+                assert bound.min_usd_per_gpu_hour <= theirs.min_usd_per_gpu_hour and bound.max_usd_per_gpu_hour >= theirs.max_usd_per_gpu_hour, m.gpu_model
 
 
 def test_every_form_default_names_a_model_of_its_family_and_cites_the_provider():
@@ -177,7 +307,8 @@ def test_unknown_names_stay_unknown(name, expected):
     [
         ("NVIDIA H200 NVL", "H200-NVL"),
         ("NVIDIA GB200 NVL72", "GB200"),  # the rack's NVLink domain is no form factor
-        ("NVIDIA H200", "ambiguous_gpu: 'NVIDIA H200' could be H200-NVL, H200-SXM"),
+        ("NVIDIA H200", "H200-141GB-AnyForm"),
+        ("NVIDIA H100", "ambiguous_gpu: 'NVIDIA H100' could be H100-NVL, H100-PCIe, H100-SXM"),
         ("NVIDIA Z9", "unknown_gpu: 'NVIDIA Z9'"),
     ],
 )
@@ -203,17 +334,6 @@ def test_a_reviewed_table_wins_and_the_rules_answer_the_rest_with_their_reason()
 GPU_REASONS = ("unknown_gpu", "ambiguous_gpu", "ambiguous_form_factor", "memory_mismatch", "mig_slice", "not_a_gpu", "unknown_gpu_count")
 EXPECTED_GPU_REJECTIONS = {
     "azure-retail": {"unknown_gpu_count: 'Standard_NC24lds_xl_RTXPRO6000BSE_v6'": 1},
-    "cloudrift": {"ambiguous_gpu: 'V100' could be V100-PCIe-16GB, V100-SXM2-16GB": 1},
-    "jarvislabs": {
-        "ambiguous_gpu: 'A100-80GB' could be A100-PCIe-80GB, A100-SXM4-80GB": 1,
-        "ambiguous_gpu: 'RTX-PRO6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server": 1,
-    },
-    "lambda-page": {"ambiguous_form_factor: 'NVIDIA Tesla V100' may be V100-SXM2-16GB or V100-PCIe-16GB; the page does not say": 1},
-    "modal": {
-        "ambiguous_form_factor: 'Nvidia H200' may be H200-SXM or H200-NVL; the page does not say": 1,
-        "ambiguous_form_factor: 'Nvidia A100, 80 GB' may be A100-SXM4-80GB or A100-PCIe-80GB; the page does not say": 1,
-        "ambiguous_form_factor: 'Nvidia A100, 40 GB' may be A100-SXM4-40GB or A100-PCIe-40GB; the page does not say": 1,
-    },
     "oci-pricelist": {
         "unknown_gpu: 'OCI - Compute - GPU - H100T'": 1,
         "unknown_gpu: 'Compute - Bare Metal GPU Standard - X7'": 1,
@@ -221,20 +341,9 @@ EXPECTED_GPU_REJECTIONS = {
         "unknown_gpu: 'Compute - GPU Standard - V2'": 1,
         "unknown_gpu: 'Compute - GPU - E3'": 1,
     },
-    "ovh-catalog": {
-        "ambiguous_gpu: 'H100' could be H100-PCIe, H100-SXM": 2,
-        "ambiguous_gpu: 'A100' could be A100-PCIe-80GB, A100-SXM4-80GB": 1,
-        "ambiguous_gpu: 'H200' could be H200-NVL, H200-SXM": 1,
-        "ambiguous_gpu: 'Tesla V100' could be V100-PCIe-16GB, V100-SXM2-16GB": 1,
-    },
     "runpod-graphql": {"mig_slice: 'NVIDIA RTX PRO 6000 Blackwell Server Edition MIG 1g.24gb' is a MIG slice of one GPU, not a whole GPU; gpu_models has no MIG profiles": 1},
-    "seeweb": {
-        "ambiguous_gpu: 'A100 80GB' could be A100-PCIe-80GB, A100-SXM4-80GB": 2,
-        "not_a_gpu: 'Tenstorrent Grayskull e150' is a Tenstorrent accelerator, which gpu_models does not carry": 1,
-    },
+    "seeweb": {"not_a_gpu: 'Tenstorrent Grayskull e150' is a Tenstorrent accelerator, which gpu_models does not carry": 1},
     "vast-bundles": {"memory_mismatch: 65536 MiB fits no 'A100 SXM4' nameplate (40 GB, 80 GB)": 1},
-    "verda-instance-types": {"ambiguous_gpu: 'Tesla V100 16GB' could be V100-PCIe-16GB, V100-SXM2-16GB": 1},
-    "vultr-plans": {"unknown_gpu: 'NVIDIA_A100'": 1},
 }
 
 

@@ -12,7 +12,14 @@ from gpucat.scrapers import _html
 
 @pytest.mark.parametrize(
     ("cell", "amount"),
-    [("$3.90/GPU-hr", 3.9), ("$2,048.50 / Hour", 2048.5), ("from $0.79", 0.79), ("$ 42", 42.0), ("Contact sales", None), ("", None)],
+    [
+        ("$3.90/GPU-hr", 3.9), ("$2,048.50 / Hour", 2048.5), ("from $0.79", 0.79), ("$ 42", 42.0), ("Contact sales", None), ("", None),
+        # near spellings a real page may carry
+        ("$2.49/hr", 2.49), ("$2.49 / GPU-hour", 2.49), ("US$2.49", 2.49), ("USD 2.49", 2.49), ("$1,234", 1234.0),
+        ("$3.90/GPU-hr\u00b9", 3.9), ("\u00a0$3.90\u00a0", 3.9),
+        # a decimal comma is no amount, never 249 dollars; a euro price is not a dollar price
+        ("$2,49", None), ("2,49 €", None), ("€2.49", None),
+    ],
 )
 def test_usd_reads_the_first_dollar_amount(cell, amount):
     assert _html.usd(cell) == amount
@@ -29,6 +36,7 @@ def test_usd_reads_the_first_dollar_amount(cell, amount):
         ("Coming soon", "no_price: 'Coming soon' holds no dollar amount"),
         ("$0.00", None),
         ("$3.90/GPU-hr", None),
+        ("2,49 €", "no_price: '2,49 €' holds no dollar amount"),
     ],
 )
 def test_not_a_price_names_why_a_cell_holds_none(cell, reason):
@@ -84,9 +92,26 @@ def test_own_text_drops_footnote_markers_in_every_form_the_pages_use(markup, pla
     assert _html.own_text(doc(f"<div id='c'>{markup}</div>").find(id="c")) == plain
 
 
-@pytest.mark.parametrize(("a", "b"), [("REGION: NORTH AMERICA", "region:  north america"), ("PRICE/GPU/HR*", "price/gpu/hr"), ("Price(Per Hour)²", "price(per hour)")])
+def test_text_reads_nbsp_entities_as_spaces():
+    assert _html.text(doc("<div id='c'>NVIDIA&nbsp;HGX&nbsp;H100 <span>$2.49&nbsp;/ GPU-hour</span></div>").find(id="c")) == "NVIDIA HGX H100 $2.49 / GPU-hour"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("REGION: NORTH AMERICA", "region:  north america"), ("PRICE/GPU/HR*", "price/gpu/hr"), ("Price(Per Hour)²", "price(per hour)"),
+        ("On-Demand\u00a0Price (Per\u00a0Hour)", "on-demand price (per hour)"),  # &nbsp; inside a label
+        (" GPU model\n", "gpu MODEL"), ("Current\tspot", "current spot"),
+        ("RAM, GB", "RAM (GB)"), ("On-demand, GPU-hour", "On-demand GPU hour"), ("Reserved / 7-30 days", "reserved 7–30 days"),
+    ],
+)
 def test_labels_compare_without_case_whitespace_or_footnote_marks(a, b):
     assert _html.same(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [("On-demand", "Spot"), ("GPU model", "GPU count"), ("RAM, GB", "VRAM, GB")])
+def test_different_labels_stay_different(a, b):
+    assert not _html.same(a, b)
 
 
 def test_a_section_runs_from_its_heading_to_the_next_heading_of_the_same_rank_wherever_the_markup_nests_it():

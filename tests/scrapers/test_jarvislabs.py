@@ -104,8 +104,15 @@ def test_whole_record_h200_maps_to_sxm_by_the_cited_provider_default():
 
 @pytest.mark.parametrize(
     ("gpu_type", "vram", "model"),
-    [("H100", "80", "H100-SXM"), ("H200", "141", "H200-SXM"), ("A6000", "48", "RTX-A6000"), ("A5000", "24", "RTX-A5000"), ("RTX A5000", "24", "RTX-A5000")],
-    ids=["h100-default", "h200-default", "a6000-alias", "a5000-alias", "a5000"],
+    [
+        ("H100", "80", "H100-SXM"), ("H200", "141", "H200-SXM"), ("A6000", "48", "RTX-A6000"), ("A5000", "24", "RTX-A5000"),
+        ("RTX A5000", "24", "RTX-A5000"),
+        # the pricing page sells "NVIDIA A100 80GB"/"40GB" and "NVIDIA RTX Pro 6000 Blackwell" without a
+        # form factor or edition: the stand-ins, which keep the memory and claim neither
+        ("A100-80GB", "80", "A100-80GB-AnyForm"), ("A100", "40", "A100-40GB-AnyForm"), ("RTX-PRO6000", "96", "RTX-PRO-6000-AnyEdition"),
+        ("RTX PRO 6000 Blackwell", "96", "RTX-PRO-6000-AnyEdition"),
+    ],
+    ids=["h100-default", "h200-default", "a6000-alias", "a5000-alias", "a5000", "a100-80-unstated", "a100-40-unstated", "rtxpro6000", "rtxpro6000-spelled"],
 )
 def test_gpu_types_map_by_rule(gpu_type, vram, model):
     [first, *_] = parse_bytes("jarvislabs", json.dumps({"server_meta": [row(gpu_type=gpu_type, vram=vram)]}).encode())
@@ -114,7 +121,7 @@ def test_gpu_types_map_by_rule(gpu_type, vram, model):
 
 def test_counts_markets_and_the_vm_rule():
     result = items()
-    assert len(offers(result)) == 24
+    assert len(offers(result)) == 31
     # spot only for containers: the VM row of the same H100 has none
     assert not [i for i in by_id(result) if i.startswith("H100/india-noida-01/vm/spot")]
     assert sorted(i.rsplit("/", 1)[1] for i in by_id(result) if i.startswith("H100/india-noida-01/vm/on_demand")) == ["1x", "2x", "4x", "8x"]
@@ -130,11 +137,12 @@ def test_string_prices_and_empty_stock():
     assert (record["gpu_model"], record["price"], record["availability"], record["available_count"]) == ("RTX-A6000", 0.79, "unavailable", 0)
 
 
-def test_undeterminable_gpus_are_rejected_and_cpu_machines_skipped():
+def test_every_gpu_maps_and_cpu_machines_are_skipped():
     result = items()
-    assert sorted(r.reasons for r in rejected(result)) == [
-        ("ambiguous_gpu: 'A100-80GB' could be A100-PCIe-80GB, A100-SXM4-80GB",),
-        ("ambiguous_gpu: 'RTX-PRO6000' could be RTX-PRO-6000, RTX-PRO-6000-Max-Q, RTX-PRO-6000-Server",),
+    assert rejected(result) == []
+    assert sorted({(o["gpu_name"], o["gpu_model"]) for o in offers(result)}) == [
+        ("A100-80GB", "A100-80GB-AnyForm"), ("H100", "H100-SXM"), ("H200", "H200-SXM"), ("L4", "L4"), ("RTX A6000", "RTX-A6000"),
+        ("RTX-PRO6000", "RTX-PRO-6000-AnyEdition"),
     ]
     assert skipped(result) == {"not_gpu: CPU-only machine (cpu_meta)": 2}
 
@@ -151,10 +159,10 @@ def row(**kw):
         (row(price_per_hour=None), ("no_price: None",)),
         (row(price_per_hour="bad"), ("no_price: 'bad'",)),
         (row(gpu_type="Z9"), ("unknown_gpu: 'Z9'",)),
-        (row(gpu_type="A100", vram="40"), ("ambiguous_gpu: 'A100' could be A100-PCIe-40GB, A100-SXM4-40GB",)),
+        (row(gpu_type="A100", vram=None), ("ambiguous_gpu: 'A100' could be A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB",)),
         (row(gpu_type="H200", vram="80"), ("memory_mismatch: 'H200' with 80 GB fits none of H200-NVL, H200-SXM",)),
     ],
-    ids=["null-price", "text-price", "unknown", "a100-form-unstated", "memory-contradicts"],
+    ids=["null-price", "text-price", "unknown", "a100-memory-unstated", "memory-contradicts"],
 )
 def test_bad_rows_are_rejected(bad, reasons):
     [result] = parse_bytes("jarvislabs", json.dumps({"server_meta": [bad]}).encode())

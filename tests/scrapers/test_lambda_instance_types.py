@@ -160,6 +160,13 @@ def test_fetch_sends_the_key_as_a_bearer_token_only(tmp_path):
         ("NVIDIA Quadro RTX 6000", "1x Quadro RTX 6000 (24 GB)", "Quadro-RTX-6000"),
         ("NVIDIA A100 80 GB SXM4", "1x A100 (80 GB SXM4)", "A100-SXM4-80GB"),
         ("NVIDIA H100 SXM5", "1x H100 (80 GB SXM5)", "H100-SXM"),
+        # the description's form factor settles what the GPU's text leaves unsaid, before any stand-in
+        ("NVIDIA A100", "1x A100 (40 GB PCIe)", "A100-PCIe-40GB"),
+        ("NVIDIA A100", "1x A100 (80 GB SXM4)", "A100-SXM4-80GB"),
+        # neither says SXM2 or PCIe: the stand-in, which claims no form factor
+        ("Tesla V100 (16 GB)", "1x Tesla V100 (16 GB)", "V100-16GB-AnyForm"),
+        ("NVIDIA Tesla V100", "1x Tesla V100 (16 GB)", "V100-16GB-AnyForm"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "1x RTX PRO 6000 (96 GB)", "RTX-PRO-6000-Server"),
     ],
 )
 def test_vendor_wordings_map_by_the_catalog_rules(gpu_description, description, model):

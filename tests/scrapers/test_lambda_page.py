@@ -16,6 +16,7 @@ import pytest
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Skipped
+from gpucat.schemas.reference import gpu_models
 from gpucat.scrapers import all_sources, lambda_page
 from tests.scrapers.helpers import by_id, fixture_path, mock_fetcher, normalize_bytes, offers, parse_bytes, parse_fixture, rejected, skipped
 
@@ -88,6 +89,7 @@ def test_every_instance_offer_takes_its_gpu_count_from_its_tab():
         ("page/8x/NVIDIA A100 SXM 80 GB", "A100-SXM4-80GB", 8.0, 2.79),
         ("page/8x/NVIDIA B200 SXM6 180 GB", "B200", 8.0, 6.69),
         ("page/8x/NVIDIA H100 SXM 80 GB", "H100-SXM", 8.0, 3.99),
+        ("page/8x/NVIDIA Tesla V100 16 GB", "V100-16GB-AnyForm", 8.0, 0.79),
     ]
 
 
@@ -100,7 +102,15 @@ def test_cluster_tabs_are_skipped_and_their_rows_counted_never_read_and_never_fa
     assert not [o for o in offers(got) if o["price"] in (9.86, 9.36, 8.87, 6.16, 5.85, 5.54)]
 
 
-@pytest.mark.parametrize("label", [b"16x", b"Reserved", b"8 GPUs"], ids=["other-size", "other-word", "reworded-size"])
+@pytest.mark.parametrize("label", ["8 x", "8\u00d7", "8x GPUs", "8 GPUs"])
+def test_near_spellings_of_an_instance_size_tab_are_read_as_it(label):
+    body = BODY.replace(b">8x<", f">{label}<".encode())
+    assert body != BODY
+    got = sorted(o["offer_id"] for o in parse_bytes("lambda-page", body) if isinstance(o, dict) and o["gpu_count"] == 8.0)
+    assert got == sorted(o["offer_id"] for o in offers(items()) if o["gpu_count"] == 8.0)
+
+
+@pytest.mark.parametrize("label", [b"16x", b"Reserved", b"Eight GPUs"], ids=["other-size", "other-word", "reworded-size"])
 def test_an_unknown_tab_is_skipped_and_counted_not_an_abort(label):
     body = BODY.replace(b'tab-button">4x</button>', b'tab-button">' + label + b"</button>", 1)
     assert body != BODY
@@ -115,11 +125,12 @@ def test_an_unknown_tab_is_skipped_and_counted_not_an_abort(label):
         assert (skip.count, skip.examples) == (12, ("NVIDIA HGX B200", "NVIDIA H100", label.decode()))
 
 
-def test_a_plan_that_does_not_name_its_form_factor_is_rejected():
-    got = [(r.row.get("Plan") or r.row.get("gpu_name"), r.reasons) for r in rejected(items())]
-    assert got == [
-        ("NVIDIA Tesla V100", ("ambiguous_form_factor: 'NVIDIA Tesla V100' may be V100-SXM2-16GB or V100-PCIe-16GB; the page does not say",)),
-    ]
+def test_a_plan_that_does_not_name_its_form_factor_keeps_its_memory_and_claims_no_form_factor():
+    """The real page's "NVIDIA Tesla V100" (16 GB) says neither SXM2 nor PCIe: the catalog rules give
+    the stand-in V100-16GB-AnyForm (form factor "Unstated"), and nothing on the page is rejected."""
+    [v100] = [o for o in offers(items()) if o["gpu_name"] == "NVIDIA Tesla V100"]
+    assert (v100["gpu_model"], v100["gpu_memory_gb"], gpu_models()[v100["gpu_model"]].form_factor) == ("V100-16GB-AnyForm", 16.0, "Unstated")
+    assert rejected(items()) == []
 
 
 def test_an_unknown_plan_is_rejected_as_unknown_gpu_not_dropped():

@@ -6,6 +6,7 @@ import httpx
 import pytest
 
 from gpucat.schemas.errors import ParseError
+from gpucat.schemas.reference import gpu_models
 from gpucat.scrapers import modal
 from tests.scrapers.helpers import (
     by_id,
@@ -63,17 +64,41 @@ def test_whole_record_h100_converted_from_per_second_explicitly():
 
 def test_every_gpu_line_is_one_offer_at_3600_times_the_per_second_rate():
     got = sorted((o["gpu_model"], o["price"]) for o in offers(items()))
-    assert got == [("A10", 1.1016), ("B200", 6.2496), ("H100-SXM", 3.9492), ("L4", 0.7992), ("L40S", 1.9512), ("T4", 0.5904)]
+    assert got == [
+        ("A10", 1.1016), ("A100-40GB-AnyForm", 2.0988), ("A100-80GB-AnyForm", 2.4984), ("B200", 6.2496),
+        ("H100-SXM", 3.9492), ("H200-141GB-AnyForm", 4.5396), ("L4", 0.7992), ("L40S", 1.9512), ("T4", 0.5904),
+    ]
     # CPU and memory lines (per core-second, per GiB-second) are not GPU offers.
     assert not [o for o in offers(items()) if "core" in o["instance_type"] or "GiB" in o["instance_type"]]
 
 
-def test_labels_that_do_not_name_the_form_factor_are_rejected_not_guessed():
-    assert [(r.row["label"], r.reasons) for r in rejected(items())] == [
-        ("Nvidia H200", ("ambiguous_form_factor: 'Nvidia H200' may be H200-SXM or H200-NVL; the page does not say",)),
-        ("Nvidia A100, 80 GB", ("ambiguous_form_factor: 'Nvidia A100, 80 GB' may be A100-SXM4-80GB or A100-PCIe-80GB; the page does not say",)),
-        ("Nvidia A100, 40 GB", ("ambiguous_form_factor: 'Nvidia A100, 40 GB' may be A100-SXM4-40GB or A100-PCIe-40GB; the page does not say",)),
-    ]
+def test_labels_that_do_not_name_the_form_factor_keep_their_memory_and_claim_no_form_factor():
+    """"Nvidia H200" may be SXM or NVL and "Nvidia A100, 80 GB" SXM4 or PCIe: neither the page nor
+    Modal's GPU guide says which, so each maps to its family's stand-in (form factor "Unstated",
+    memory as stated), never to one board; nothing on the page is rejected for its GPU."""
+    by_label = {o["gpu_name"]: (o["gpu_model"], o["gpu_memory_gb"]) for o in offers(items())}
+    assert (by_label["Nvidia H200"], by_label["Nvidia A100, 80 GB"], by_label["Nvidia A100, 40 GB"]) == (
+        ("H200-141GB-AnyForm", 141.0), ("A100-80GB-AnyForm", 80.0), ("A100-40GB-AnyForm", 40.0),
+    )
+    assert {gpu_models()[m].form_factor for m, _ in by_label.values() if m.endswith("-AnyForm")} == {"Unstated"}
+    assert rejected(items()) == []
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("Nvidia H100, 80 GB", "H100-80GB-AnyForm"),  # had the page dropped "SXM5": the memory kept, no form factor
+        ("NVIDIA H100 SXM", "H100-SXM"),
+        ("Nvidia A100 80GB PCIe", "A100-PCIe-80GB"),
+        ("NVIDIA HGX B200", "B200"),
+        ("Nvidia RTX PRO 6000", "RTX-PRO-6000"),  # the reviewed table's reading, unchanged
+        ("Nvidia H100", "ambiguous_gpu: 'Nvidia H100' could be H100-NVL, H100-PCIe, H100-SXM"),  # 80 or 94 GB: unsaid
+    ],
+)
+def test_a_label_outside_the_table_goes_through_the_catalog_rules(label, expected):
+    result = parse_bytes("modal", BODY.replace(b"Nvidia H100 SXM5", label.encode()))
+    got = [r["gpu_model"] if isinstance(r, dict) else r.reasons[0] for r in result if (r["gpu_name"] if isinstance(r, dict) else r.row["label"]) == label]
+    assert got == [expected]
 
 
 @pytest.mark.parametrize(

@@ -142,6 +142,12 @@ def test_header_labels_match_case_and_whitespace_insensitively():
     assert len([r for r in parse_bytes("nebius", as_json_body(content)) if isinstance(r, dict)]) == 10
 
 
+def test_header_labels_match_with_other_punctuation():
+    content = gpu_table()
+    content[0] = ["Item", "vCPUs", "RAM (GB)", "Preemptible (GPU-hour)", "On-demand GPU hour"]
+    assert len([r for r in parse_bytes("nebius", as_json_body(content)) if isinstance(r, dict)]) == 10
+
+
 @pytest.mark.parametrize(("fetched", "h100"), [(datetime(2026, 9, 30, tzinfo=UTC), 3.85), (datetime(2026, 10, 1, tzinfo=UTC), 4.5)], ids=["before", "from-the-date"])
 def test_an_announced_price_column_is_the_on_demand_price_from_its_date_on(fetched, h100):
     content = [row[:] for row in gpu_table()]

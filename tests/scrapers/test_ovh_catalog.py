@@ -72,8 +72,11 @@ def test_hourly_addons_take_the_regions_their_monthly_twin_lists():
 def test_only_hourly_linux_gpu_instances_become_offers():
     result = items()
     codes = {o["offer_id"].split("/")[0] for o in offers(result)}
-    assert codes == {f"{f}.consumption" for f in ("l4-90", "l4-180", "l4-360", "l40s-90", "l40s-180", "a10-45", "a10-90", "t2-45", "rtx5000-28")}
-    assert len(offers(result)) == 18
+    assert codes == {
+        f"{f}.consumption"
+        for f in ("l4-90", "l4-180", "l4-360", "l40s-90", "l40s-180", "a10-45", "a10-90", "t2-45", "rtx5000-28", "a100-180", "h100-380", "h100-1520", "h200-1920", "t1-45")
+    }
+    assert len(offers(result)) == 25
 
 
 def test_whole_record_v100s_maps_by_rule_to_its_only_board():
@@ -114,15 +117,19 @@ def test_whole_record_v100s_maps_by_rule_to_its_only_board():
     }
 
 
-def test_gpus_without_a_stated_form_factor_are_rejected_once_per_flavour():
-    assert sorted((r.reasons, r.row["planCode"]) for r in rejected(items())) == [
-        (("ambiguous_gpu: 'A100' could be A100-PCIe-80GB, A100-SXM4-80GB",), "a100-180.consumption"),
-        (("ambiguous_gpu: 'H100' could be H100-PCIe, H100-SXM",), "h100-1520.consumption"),
-        (("ambiguous_gpu: 'H100' could be H100-PCIe, H100-SXM",), "h100-380.consumption"),
-        (("ambiguous_gpu: 'H200' could be H200-NVL, H200-SXM",), "h200-1920.consumption"),
+def test_gpus_without_a_stated_form_factor_keep_their_memory_and_claim_no_form_factor():
+    """OVH states the memory (`gpu.memory.size`) but neither SXM nor PCIe: each maps to its family's
+    stand-in for that memory, whose form factor is "Unstated"; none is rejected, none guessed."""
+    got = sorted({(o["offer_id"].split("/")[0], o["gpu_name"], o["gpu_model"], o["gpu_count"], o["gpu_memory_gb"]) for o in offers(items()) if "Any" in o["gpu_model"]})
+    assert got == [
+        ("a100-180.consumption", "A100", "A100-80GB-AnyForm", 1.0, 80.0),
+        ("h100-1520.consumption", "H100", "H100-80GB-AnyForm", 4.0, 80.0),
+        ("h100-380.consumption", "H100", "H100-80GB-AnyForm", 1.0, 80.0),
+        ("h200-1920.consumption", "H200", "H200-141GB-AnyForm", 8.0, 141.0),
         # the FHHL board is an edition OVH would have to name; SXM2 or PCIe it does not say
-        (("ambiguous_gpu: 'Tesla V100' could be V100-PCIe-16GB, V100-SXM2-16GB",), "t1-45.consumption"),
+        ("t1-45.consumption", "Tesla V100", "V100-16GB-AnyForm", 1.0, 16.0),
     ]
+    assert rejected(items()) == []
 
 
 def catalog() -> dict:

@@ -69,18 +69,19 @@ def test_one_offer_per_plan_and_region_with_the_plan_price_split_per_gpu():
     assert sorted(i for i in ids if i.startswith("ECS1GPU7/")) == ["ECS1GPU7/it-fr2", "ECS1GPU7/it-mi2"]
     four = ids["ECS3GPU7/it-fr2"]
     assert (four["gpu_model"], four["gpu_count"], four["price"], four["usd_per_gpu_hour"]) == ("L40S", 4.0, 3.4, round(3.4 * 1.0705 / 4, 6))
-    assert len(offers(items())) == 19
+    assert len(offers(items())) == 21
 
 
 def test_cpu_plans_and_plans_not_sold_are_not_offers_and_unmapped_gpus_are_rejected_once():
     result = items()
     assert not [o for o in offers(result) if o["instance_type"] in ("eCS1", "eCS4", "ECS2GPU2")]
     assert sorted((r.reasons[0], r.row["name"]) for r in rejected(result)) == [
-        # Seeweb states the A100's memory, not SXM4 or PCIe
-        ("ambiguous_gpu: 'A100 80GB' could be A100-PCIe-80GB, A100-SXM4-80GB", "ECS1GPU3"),
-        ("ambiguous_gpu: 'A100 80GB' could be A100-PCIe-80GB, A100-SXM4-80GB", "ECS2GPU3"),
         ("not_a_gpu: 'Tenstorrent Grayskull e150' is a Tenstorrent accelerator, which gpu_models does not carry", "ECS1GPU13"),
     ]
+    # Seeweb states the A100's memory, not SXM4 or PCIe: the stand-in, whose form factor is "Unstated"
+    assert {o["instance_type"]: (o["gpu_model"], o["gpu_count"]) for o in offers(result) if o["gpu_name"] == "A100 80GB"} == {
+        "ECS1GPU3": ("A100-80GB-AnyForm", 1.0), "ECS2GPU3": ("A100-80GB-AnyForm", 2.0),
+    }
     # labels in no reviewed table, by the catalog rules: the family alone, and "RTX 6000" confirmed by its 24 GB
     assert {o["instance_type"]: o["gpu_model"] for o in offers(result) if o["instance_type"] in ("ECS1GPU11", "ECS1GPU")} == {
         "ECS1GPU11": "A30",

@@ -126,6 +126,13 @@ def test_an_on_demand_cell_without_a_price_is_rejected(cell, reason):
     assert h100.reasons == (f"on_demand no_price: {reason}",)
 
 
+@pytest.mark.parametrize("note", ["All prices are per GPU-hour.", "Prices are per GPU, per hour.", "All\u00a0prices are per GPU/hr."])
+def test_near_wordings_of_the_unit_note_are_read_as_it(note):
+    body = BODY.replace(b"All prices are per GPU per hour.", note.encode())
+    assert body != BODY
+    assert [r["offer_id"] for r in parse_bytes("together", body) if isinstance(r, dict)] == [o["offer_id"] for o in offers(items())]
+
+
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [

@@ -98,6 +98,9 @@ def test_every_priced_gpu_type_gives_on_demand_and_spot_beside_it():
         "1RTX6000ADA.10V/spot": ("RTX-6000-Ada", 1.0, 48.0, 0.35),
         "1RTXPRO6000.30V/on_demand": ("RTX-PRO-6000", 1.0, 96.0, 1.69),
         "1RTXPRO6000.30V/spot": ("RTX-PRO-6000", 1.0, 96.0, 0.7),
+        # "Tesla V100 16GB": SXM2 or PCIe is not stated, so the stand-in (form factor "Unstated").
+        "1V100.6V/on_demand": ("V100-16GB-AnyForm", 1.0, 16.0, 0.89),
+        "1V100.6V/spot": ("V100-16GB-AnyForm", 1.0, 16.0, 0.25),
     }
 
 
@@ -110,7 +113,6 @@ def test_per_instance_prices_become_per_gpu():
 
 def test_unmapped_gpu_and_placeholder_price_are_rejected_and_the_cpu_node_is_skipped():
     assert [(r.reasons, r.row["instance_type"]) for r in rejected(items())] == [
-        (("ambiguous_gpu: 'Tesla V100 16GB' could be V100-PCIe-16GB, V100-SXM2-16GB",), "1V100.6V"),
         (("no_price: 1B300.30V price_per_hour '0.00'",), "1B300.30V"),
     ]
     assert not [o for o in by_id(items()) if o.startswith("CPU.")]
@@ -160,4 +162,4 @@ def test_a_malformed_record_is_rejected_with_its_reason(body, reason):
 
 
 def test_the_reviewed_table_is_what_the_source_declares():
-    assert verda_instance_types.SOURCE.gpu_targets == set(verda_instance_types.GPU_DESCRIPTIONS.values())
+    assert verda_instance_types.SOURCE.gpu_targets == set(verda_instance_types.GPU_DESCRIPTIONS.values()) | {"V100-16GB-AnyForm"}

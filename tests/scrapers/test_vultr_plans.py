@@ -8,6 +8,7 @@ import pytest
 
 from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import Rejected
+from gpucat.schemas.reference import gpu_models
 from gpucat.scrapers import vultr_plans
 from tests.scrapers.helpers import (
     by_id,
@@ -135,6 +136,8 @@ def test_cloud_gpu_plans_keep_vgpu_slices_fractional():
         "vcg-l40s-16c-180g-48vram/atl/on_demand": ("L40S", 1.0, 48.0, 1.671),
         "vcg-l40s-16c-180g-48vram/ewr/on_demand": ("L40S", 1.0, 48.0, 1.9),
         "vcg-b200-248c-2826g-1536vram/sea/on_demand": ("B200", 8.0, 192.0, 79.92),
+        # 4 GB of an 80 GB A100 whose form factor Vultr does not name: a twentieth of the stand-in.
+        "vcg-a100-1c-6g-4vram/ewr/on_demand": ("A100-80GB-AnyForm", 0.05, 4.0, 0.123),
     }
 
 
@@ -143,10 +146,15 @@ def test_slice_prices_scale_to_a_whole_gpu():
     assert (a40["usd_per_hour"], a40["usd_per_gpu_hour"], a40["interconnect"]) == (0.879, 2.637003, None)
 
 
-def test_a100_slices_are_rejected_because_vultr_names_no_form_factor():
-    assert [(r.reasons, r.row["id"]) for r in rejected(parsed(PLANS, PLANS_URL))] == [
-        (("unknown_gpu: 'NVIDIA_A100'", "form factor (SXM or PCIe) not published for vcg-a100-1c-6g-4vram"), "vcg-a100-1c-6g-4vram")
-    ]
+def test_a100_slices_keep_their_share_and_claim_no_form_factor_because_vultr_names_none():
+    """A vGPU slice of an A100 is not a whole HGX node, so SXM or PCIe is unknown: the offer is the
+    stand-in A100-80GB-AnyForm (form factor "Unstated"), never counted as a whole GPU or as SXM."""
+    a100 = by_id(items())["vcg-a100-1c-6g-4vram/ewr/on_demand"]
+    assert (a100["gpu_model"], a100["gpu_count"], a100["gpu_memory_gb"], a100["usd_per_gpu_hour"], a100["interconnect"]) == (
+        "A100-80GB-AnyForm", 0.05, 4.0, 2.46, None,
+    )
+    assert gpu_models()["A100-80GB-AnyForm"].form_factor == "Unstated"
+    assert rejected(parsed(PLANS, PLANS_URL)) == []
 
 
 def test_cpu_plans_free_plans_and_unlisted_plans_make_nothing():
@@ -159,9 +167,8 @@ def test_cpu_plans_free_plans_and_unlisted_plans_make_nothing():
     [
         (gpu_plan(hourly_cost=0, monthly_cost=0), ("no_price: vcg-l40s-16c-180g-48vram has no positive hourly price",)),
         (gpu_plan(gpu_type="NVIDIA_RTX_PRO_6000"), ("unknown_gpu: 'NVIDIA_RTX_PRO_6000'",)),
-        (gpu_plan(gpu_type="NVIDIA_H100", gpu_vram_gb=80), ("unknown_gpu: 'NVIDIA_H100'", "form factor (SXM or PCIe) not published for vcg-l40s-16c-180g-48vram")),
     ],
-    ids=["zero-price", "unknown-gpu", "single-h100"],
+    ids=["zero-price", "unknown-gpu"],
 )
 def test_gpu_plan_traps_are_rejected(plan, reasons):
     [result] = parse_bytes("vultr-plans", plans_body(plan))
@@ -172,6 +179,11 @@ def test_an_unknown_bare_metal_gpu_plan_is_rejected_by_id():
     body = json.dumps({"plans_metal": [{"id": "vbm-256c-3072gb-8-mi355x-gpu", "cpu_threads": 256, "ram": 3145728, "hourly_cost": 20.0, "locations": ["ord"]}], "meta": {}}).encode()
     [result] = parse_bytes("vultr-plans", body)
     assert isinstance(result, Rejected) and result.reasons == ("unknown_gpu: 'vbm-256c-3072gb-8-mi355x-gpu'",)
+
+
+def test_a_single_h100_cloud_plan_claims_no_form_factor():
+    [on_demand] = parse_bytes("vultr-plans", plans_body(gpu_plan(gpu_type="NVIDIA_H100", gpu_vram_gb=80)))
+    assert (on_demand["gpu_model"], on_demand["gpu_count"], on_demand["interconnect"]) == ("H100-80GB-AnyForm", 1.0, None)
 
 
 def test_the_8_gpu_h100_cloud_plan_is_hgx():
