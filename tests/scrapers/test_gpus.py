@@ -189,6 +189,13 @@ def test_usable_memory_in_mib_matches_by_range_not_by_equality(name, mib, expect
         ("Quadro P4000", 8192, "Quadro-P4000"),
         ("Quadro P5000", 16384, "Quadro-P5000"),
         ("Quadro P6000", 24576, "Quadro-P6000"),
+        ("Q RTX 4000", 8192, "Quadro-RTX-4000"),  # 8 GB: not the 20 GB RTX 4000 Ada
+        ("RTX 4000Ada", 20475, "RTX-4000-Ada"),
+        ("RTX 4090D", 24564, "RTX-4090D"),  # the China-market card, never taken for the RTX 4090
+        ("RTX 4090", 24564, "RTX-4090"),
+        # AMD's Instinct PCIe cards, as AMD names them
+        ("AMD Instinct MI210", 65536, "MI210"),
+        ("AMD Instinct MI100", 32768, "MI100"),
         # no row for the GTX 16 SUPER cards: rejected, never taken for the non-SUPER card of the same memory
         ("GTX 1660 S", 6144, "rejected unknown_gpu: 'GTX 1660 S'"),
         ("GTX 1650 S", 4096, "rejected unknown_gpu: 'GTX 1650 S'"),
