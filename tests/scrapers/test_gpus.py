@@ -196,9 +196,13 @@ def test_usable_memory_in_mib_matches_by_range_not_by_equality(name, mib, expect
         # AMD's Instinct PCIe cards, as AMD names them
         ("AMD Instinct MI210", 65536, "MI210"),
         ("AMD Instinct MI100", 32768, "MI100"),
-        # no row for the GTX 16 SUPER cards: rejected, never taken for the non-SUPER card of the same memory
-        ("GTX 1660 S", 6144, "rejected unknown_gpu: 'GTX 1660 S'"),
-        ("GTX 1650 S", 4096, "rejected unknown_gpu: 'GTX 1650 S'"),
+        # Vast's lone "S" after the number is the SUPER card, never the non-SUPER card of the same memory
+        ("GTX 1660 S", 6144, "GTX-1660-SUPER"),
+        ("GTX 1650 S", 4096, "GTX-1650-SUPER"),
+        ("RTX 2080S", 8192, "RTX-2080-SUPER"),
+        ("RTX 4060", 8188, "RTX-4060"),
+        ("RTX 5060", 8151, "RTX-5060"),
+        ("RTX PRO 6000 S", 97887, "RTX-PRO-6000-Server"),  # after "PRO 6000" the "S" is still the Server Edition
         ("GTX 1060", 4096, "rejected memory_mismatch: 'GTX 1060' with 4.29497 GB fits none of GTX-1060, GTX-1060-3GB"),
     ],
 )
