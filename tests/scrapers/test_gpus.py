@@ -193,6 +193,10 @@ def test_usable_memory_in_mib_matches_by_range_not_by_equality(name, mib, expect
         ("RTX 4000Ada", 20475, "RTX-4000-Ada"),
         ("RTX 4090D", 24564, "RTX-4090D"),  # the China-market card, never taken for the RTX 4090
         ("RTX 4090", 24564, "RTX-4090"),
+        ("A800 PCIE", 81920, "A800-PCIe-80GB"),  # Vast's spelling of the China-market A100
+        ("A800 PCIE", 40960, "A800-PCIe-40GB"),
+        ("A800", 81920, "rejected ambiguous_gpu: 'A800' could be A800-PCIe-80GB, A800-SXM4-80GB"),  # form unsaid, no stand-in
+        ("L20", 49140, "L20"),
         # AMD's Instinct PCIe cards, as AMD names them
         ("AMD Instinct MI210", 65536, "MI210"),
         ("AMD Instinct MI100", 32768, "MI100"),
