@@ -82,6 +82,8 @@ _GLUED_VENDOR = re.compile(r"^(?:nvidia|geforce|tesla|amd|instinct)(?=[a-z]*\d)"
 # A model number with "S" glued on is the SUPER card ("RTX 4080S", "RTX 4070S Ti"), as sellers
 # abbreviate NVIDIA's "GeForce RTX 4080 SUPER".
 _SUPER = re.compile(r"^(\d{4})s$")
+# ...and so is a lone "S" after a GeForce model number ("GTX 1660 S", "GTX 1650 S", as Vast writes them).
+_GEFORCE_NUMBER = re.compile(r"^(?:gtx|rtx) \d{4}$")
 # Words of a canonical family that sellers drop; a match without them needs the memory to agree.
 OPTIONAL_WORDS = frozenset({"quadro", "q", "rtx", "ada"})
 _FORMS = {
@@ -126,6 +128,8 @@ def words(name: str) -> Wording:
         if (m := _SUPER.match(token)) is not None:  # "RTX 4080S": the 4080 SUPER
             family += [m[1], "super"]
             continue
+        if token == "s" and _GEFORCE_NUMBER.match(" ".join(family[-2:])):  # Vast's "GTX 1660 S": the SUPER
+            token = "super"
         if (m := _MEMORY.match(token)) is not None and memory is None:
             memory = float(m[1]) * (_GIB if m[2] == "gib" else 1.0)
         elif token in _FORMS:

@@ -162,6 +162,59 @@ def test_usable_memory_in_mib_matches_by_range_not_by_equality(name, mib, expect
 
 
 @pytest.mark.parametrize(
+    ("name", "mib", "expected"),
+    [
+        # Vast gpu_name spellings of older cards a broad /bundles/ answer sells (Vast's gpu_name list as
+        # public clients copy it), with the nameplate in MiB; each maps to its own cited row
+        ("Tesla P40", 24576, "P40"),
+        ("Titan V", 12288, "Titan-V"),
+        ("Titan Xp", 12288, "Titan-Xp"),
+        ("GTX 1050", 2048, "GTX-1050"),
+        ("GTX 1050", 3072, "GTX-1050-3GB"),  # the 3 GB variant by its memory
+        ("GTX 1050 Ti", 4096, "GTX-1050-Ti"),
+        ("GTX 1060", 6144, "GTX-1060"),
+        ("GTX 1060", 3072, "GTX-1060-3GB"),
+        ("GTX 1070", 8192, "GTX-1070"),
+        ("GTX 1070 Ti", 8192, "GTX-1070-Ti"),
+        ("GTX 1080", 8192, "GTX-1080"),
+        ("GTX 1650", 4096, "GTX-1650"),
+        ("GTX 1660", 6144, "GTX-1660"),
+        ("GTX 1660 Ti", 6144, "GTX-1660-Ti"),
+        ("RTX 2060", 6144, "RTX-2060"),
+        ("RTX 2060S", 8192, "RTX-2060-SUPER"),
+        ("RTX 2070", 8192, "RTX-2070"),
+        ("RTX 2070S", 8192, "RTX-2070-SUPER"),
+        ("RTX 2080", 8192, "RTX-2080"),
+        ("Quadro P2000", 5120, "Quadro-P2000"),
+        ("Quadro P4000", 8192, "Quadro-P4000"),
+        ("Quadro P5000", 16384, "Quadro-P5000"),
+        ("Quadro P6000", 24576, "Quadro-P6000"),
+        ("Q RTX 4000", 8192, "Quadro-RTX-4000"),  # 8 GB: not the 20 GB RTX 4000 Ada
+        ("RTX 4000Ada", 20475, "RTX-4000-Ada"),
+        ("RTX 4090D", 24564, "RTX-4090D"),  # the China-market card, never taken for the RTX 4090
+        ("RTX 4090", 24564, "RTX-4090"),
+        ("A800 PCIE", 81920, "A800-PCIe-80GB"),  # Vast's spelling of the China-market A100
+        ("A800 PCIE", 40960, "A800-PCIe-40GB"),
+        ("A800", 81920, "rejected ambiguous_gpu: 'A800' could be A800-PCIe-80GB, A800-SXM4-80GB"),  # form unsaid, no stand-in
+        ("L20", 49140, "L20"),
+        # AMD's Instinct PCIe cards, as AMD names them
+        ("AMD Instinct MI210", 65536, "MI210"),
+        ("AMD Instinct MI100", 32768, "MI100"),
+        # Vast's lone "S" after the number is the SUPER card, never the non-SUPER card of the same memory
+        ("GTX 1660 S", 6144, "GTX-1660-SUPER"),
+        ("GTX 1650 S", 4096, "GTX-1650-SUPER"),
+        ("RTX 2080S", 8192, "RTX-2080-SUPER"),
+        ("RTX 4060", 8188, "RTX-4060"),
+        ("RTX 5060", 8151, "RTX-5060"),
+        ("RTX PRO 6000 S", 97887, "RTX-PRO-6000-Server"),  # after "PRO 6000" the "S" is still the Server Edition
+        ("GTX 1060", 4096, "rejected memory_mismatch: 'GTX 1060' with 4.29497 GB fits none of GTX-1060, GTX-1060-3GB"),
+    ],
+)
+def test_vast_spellings_of_older_cards_map_to_their_rows(name, mib, expected):
+    assert _resolve(name, "vast", mib * MIB_GB / 1000) == expected
+
+
+@pytest.mark.parametrize(
     ("nameplate", "reported", "fits"),
     [(80, 80 * USABLE_LOW, True), (80, 80 * USABLE_HIGH, True), (80, 80 * USABLE_LOW - 0.01, False), (80, 80 * USABLE_HIGH + 0.01, False)],
 )
