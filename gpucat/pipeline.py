@@ -173,7 +173,8 @@ def collect_source(
     rejected while parsing are scrubbed of known keys as they come."""
     report(source.name, "parsing")
     secrets = known_secrets()
-    return collect(normalize(stream_pages(source, pages, processes=processes), rates), partial(_scrubbed_one, secrets=secrets) if secrets else _as_is)
+    items = normalize(stream_pages(source, pages, processes=processes), rates)
+    return collect(items, partial(_scrubbed_one, secrets=secrets)) if secrets else collect(items)
 
 
 def rate_warnings(items: Sequence[ParseItem]) -> list[str]:
@@ -327,10 +328,6 @@ def _scrubbed_one(r: Rejected, secrets: tuple[str, ...]) -> Rejected:
     if isinstance(r.row, RowText):  # collected: scrubbed before it was encoded
         return Rejected(r.table, tuple(redact(x, secrets) for x in r.reasons), r.row)
     return Rejected(r.table, tuple(redact(x, secrets) for x in r.reasons), redact_value(r.row, secrets))
-
-
-def _as_is(r: Rejected) -> Rejected:
-    return r
 
 
 @secrets_redacted()

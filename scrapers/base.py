@@ -87,11 +87,7 @@ def read_at_most(body: IO[bytes], cap: int, what: str) -> bytes:
 def parse_pages(source: Source, pages: Iterable[Page], *, processes: int | None = None) -> list[ParseItem]:
     """Run a source's parser over pages (`parse_page`), then its batch pass. `processes`: how many
     may scan one large file (the caller's GPUCAT_PARSE_PROCESSES; None: one per CPU that pays)."""
-    items: list[ParseItem] = []
-    with _linescan.processes(processes):
-        for page in pages:
-            with page.open() as body:
-                items.extend(parse_page(source, body, url=page.url, fetched_at=page.fetched_at))
+    items = list(_raw_items(source, pages, processes))
     if source.postprocess is not None:
         try:
             items = list(source.postprocess(items))
@@ -107,11 +103,16 @@ def stream_pages(source: Source, pages: Iterable[Page], *, processes: int | None
     if source.postprocess is not None:
         yield from parse_pages(source, pages, processes=processes)
         return
+    for item in _raw_items(source, pages, processes):
+        yield _typed(item)
+
+
+def _raw_items(source: Source, pages: Iterable[Page], processes: int | None) -> Iterator[ParseItem]:
+    """Every page's items as the parser yields them, before the batch pass and typing."""
     with _linescan.processes(processes):
         for page in pages:
             with page.open() as body:
-                for item in _page_items(source, body, url=page.url, fetched_at=page.fetched_at):
-                    yield _typed(item)
+                yield from _page_items(source, body, url=page.url, fetched_at=page.fetched_at)
 
 
 def parse_page(source: Source, body: IO[bytes], *, url: str, fetched_at: datetime) -> list[ParseItem]:
