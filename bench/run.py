@@ -173,8 +173,8 @@ def main() -> int:
         try:
             inproc_s, inproc_cpu, db = bench_refresh(args.reps, work, env)
             offers_s, bare_s, offers_cpu = bench_read(max(args.reps, 5), db, env)
-            verdicts.append(("refresh <= 4x offers (wall)", inproc_s / offers_s, inproc_s <= 4 * offers_s))
-            print(f"(refresh / offers in CPU time: {inproc_cpu / offers_cpu:.1f}x)")
+            # (issue 26 retired the old "refresh <= 4x offers" bar: every gain in offers lowered it;
+            # refresh_floor.py measures refresh against the import of the stack it needs instead)
             verdicts.append(("offers <= 3x bare import (wall)", offers_s / bare_s, offers_s <= 3 * bare_s))
             if not args.skip_aws:
                 path = args.aws_file
