@@ -33,7 +33,8 @@ QUERY = {"version": API_VERSION, "data": {"selector": {"ByServiceAndLocation": {
 GPU_BRANDS: dict[str, str] = {
     "RTX 5090": "RTX-5090",
     "RTX 4090": "RTX-4090",
-    "RTX PRO 6000": "RTX-PRO-6000",
+    # names no edition (Workstation, Max-Q or Server): the stand-in, whose memory all three share
+    "RTX PRO 6000": "RTX-PRO-6000-AnyEdition",
 }
 
 

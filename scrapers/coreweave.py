@@ -53,7 +53,7 @@ GPU_NAMES: dict[str, str] = {
     "NVIDIA HGX H200": "H200-SXM",
     "NVIDIA HGX H100": "H100-SXM",
     "NVIDIA GH200": "GH200",
-    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "RTX-PRO-6000",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "RTX-PRO-6000-Server",
     "NVIDIA L40S": "L40S",
     "NVIDIA L40": "L40",
 }

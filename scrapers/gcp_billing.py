@@ -37,7 +37,9 @@ MAX_PAGES = 50
 # Descriptions from public Billing Catalog samples (sc-crawler tests, gpuhunt gcp.py, a GCP
 # spot-price Go test); form factors from the machine families that carry each GPU: A2 and A2
 # Ultra are HGX A100 (SXM4), A3 High/Mega are HGX H100 (SXM), A3 Ultra is HGX H200 (SXM), G4
-# carries the RTX PRO 6000 Blackwell Server Edition.
+# carries the RTX PRO 6000 Blackwell Server Edition ("The G4 VM, powered by NVIDIA's RTX PRO 6000
+# Blackwell Server Edition GPUs", GKE release notes 2025-10-21,
+# cloud.google.com/kubernetes-engine/docs/release-notes), so "RTX 6000 96GB" is RTX-PRO-6000-Server.
 GPUS: dict[str, tuple[str, str, str]] = {
     "Nvidia Tesla T4": ("T4", "nvidia-tesla-t4", "gpu_attach"),
     "Nvidia L4": ("L4", "nvidia-l4", "gpu_attach"),
@@ -48,7 +50,7 @@ GPUS: dict[str, tuple[str, str, str]] = {
     "Nvidia H100 80GB Plus": ("H100-SXM", "nvidia-h100-mega-80gb", "gpu_attach"),
     "Nvidia H100 Mega 80GB": ("H100-SXM", "nvidia-h100-mega-80gb", "gpu_attach"),
     "H200 141GB": ("H200-SXM", "nvidia-h200-141gb", "gpu_attach"),
-    "RTX 6000 96GB": ("RTX-PRO-6000", "nvidia-rtx-pro-6000", "gpu_attach"),
+    "RTX 6000 96GB": ("RTX-PRO-6000-Server", "nvidia-rtx-pro-6000", "gpu_attach"),
     "A4 Nvidia B200 (1 gpu slice)": ("B200", "nvidia-b200", "gpu_slice"),
 }
 

@@ -48,7 +48,8 @@ GPU_LABELS: dict[str, str] = {
     "Nvidia A10": "A10",
     "Nvidia L4": "L4",
     "Nvidia T4": "T4",
-    "Nvidia RTX PRO 6000": "RTX-PRO-6000",
+    # names no edition (Workstation, Max-Q or Server): the stand-in, whose memory all three share
+    "Nvidia RTX PRO 6000": "RTX-PRO-6000-AnyEdition",
 }
 
 

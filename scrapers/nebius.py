@@ -56,7 +56,8 @@ GPU_NAMES: dict[str, str] = {
     "NVIDIA HGX B200": "B200",
     "NVIDIA HGX H200": "H200-SXM",
     "NVIDIA HGX H100": "H100-SXM",
-    "NVIDIA RTX PRO 6000": "RTX-PRO-6000",
+    # names no edition (Workstation, Max-Q or Server): the stand-in, whose memory all three share
+    "NVIDIA RTX PRO 6000": "RTX-PRO-6000-AnyEdition",
     "NVIDIA L40S with Intel CPU": "L40S",
     "NVIDIA L40S with AMD CPU": "L40S",
 }

@@ -70,7 +70,8 @@ PART_SHAPES: dict[str, tuple[Shape, ...]] = {
     "B95907": (Shape("BM.GPU.A100-v2.8", "A100-SXM4-80GB", 8, 80, 256, 2048, "nvswitch"),),
     "B93544": (Shape("BM.GPU4.8", "A100-SXM4-40GB", 8, 40, 128, 2048, "nvswitch"),),
     "B109479": (Shape("BM.GPU.L40S.4", "L40S", 4, 48, 224, 1024, "pcie"),),
-    "B112613": (Shape("BM.GPU.RTXPRO.8", "RTX-PRO-6000", 8, 96, 288, 3072, "pcie"),),
+    # the price list and shape name say "RTX PRO 6000" with no edition: the stand-in
+    "B112613": (Shape("BM.GPU.RTXPRO.8", "RTX-PRO-6000-AnyEdition", 8, 96, 288, 3072, "pcie"),),
     "B95909": (
         Shape("VM.GPU.A10.1", "A10", 1, 24, 30, 240, None),
         Shape("VM.GPU.A10.2", "A10", 2, 24, 60, 480, "pcie"),

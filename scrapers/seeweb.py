@@ -39,7 +39,8 @@ GPU_LABELS: dict[str, str] = {
     "l40s 48gb": "L40S",
     "l4 24gb": "L4",
     "rtx a6000 48gb": "RTX-A6000",
-    "rtx pro 6000 96gb": "RTX-PRO-6000",
+    # names no edition (Workstation, Max-Q or Server): the stand-in, whose memory all three share
+    "rtx pro 6000 96gb": "RTX-PRO-6000-AnyEdition",
     "mi300x": "MI300X",
 }
 

@@ -39,7 +39,8 @@ GPU_DESCRIPTIONS: dict[str, str] = {
     "A100 SXM4 40GB": "A100-SXM4-40GB",
     "RTX6000 Ada 48GB": "RTX-6000-Ada",
     "RTX 6000 Ada 48GB": "RTX-6000-Ada",
-    "RTX PRO 6000 96GB": "RTX-PRO-6000",
+    # names no edition (Workstation, Max-Q or Server): the stand-in, whose memory all three share
+    "RTX PRO 6000 96GB": "RTX-PRO-6000-AnyEdition",
     "RTX A6000 48GB": "RTX-A6000",
     "L40S 48GB": "L40S",
 }

@@ -39,7 +39,7 @@ def test_whole_record_rtx_pro_6000_in_texas():
         "market": "on_demand",
         "tier": None,
         "gpu_name": "RTX PRO 6000",
-        "gpu_model": "RTX-PRO-6000",
+        "gpu_model": "RTX-PRO-6000-AnyEdition",
         "gpu_count": 1.0,
         "gpu_memory_gb": 96.0,
         "vcpus": 24.0,

@@ -83,8 +83,8 @@ def test_every_offer_of_both_region_tables_with_node_prices_reconciled_per_gpu()
         ("europe/NVIDIA HGX H200/spot", "H200-SXM", 8.0, 20.64, 2.58),
         ("europe/NVIDIA L40/on_demand", "L40", 8.0, 10.0, 1.25),
         ("europe/NVIDIA L40S/on_demand", "L40S", 8.0, 18.0, 2.25),
-        ("europe/NVIDIA RTX PRO 6000 Blackwell Server Edition/on_demand", "RTX-PRO-6000", 8.0, 20.0, 2.5),
-        ("europe/NVIDIA RTX PRO 6000 Blackwell Server Edition/spot", "RTX-PRO-6000", 8.0, 11.01, 1.37625),
+        ("europe/NVIDIA RTX PRO 6000 Blackwell Server Edition/on_demand", "RTX-PRO-6000-Server", 8.0, 20.0, 2.5),
+        ("europe/NVIDIA RTX PRO 6000 Blackwell Server Edition/spot", "RTX-PRO-6000-Server", 8.0, 11.01, 1.37625),
         ("north-america/NVIDIA A100/on_demand", "A100-SXM4-80GB", 8.0, 21.6, 2.7),
         ("north-america/NVIDIA A100/spot", "A100-SXM4-80GB", 8.0, 9.65, 1.20625),
         ("north-america/NVIDIA GB200 NVL72/on_demand", "GB200", 4.0, 42.0, 10.5),
@@ -100,8 +100,8 @@ def test_every_offer_of_both_region_tables_with_node_prices_reconciled_per_gpu()
         ("north-america/NVIDIA L40/spot", "L40", 8.0, 6.27, 0.78375),
         ("north-america/NVIDIA L40S/on_demand", "L40S", 8.0, 18.0, 2.25),
         ("north-america/NVIDIA L40S/spot", "L40S", 8.0, 7.88, 0.985),
-        ("north-america/NVIDIA RTX PRO 6000 Blackwell Server Edition/on_demand", "RTX-PRO-6000", 8.0, 20.0, 2.5),
-        ("north-america/NVIDIA RTX PRO 6000 Blackwell Server Edition/spot", "RTX-PRO-6000", 8.0, 11.09, 1.38625),
+        ("north-america/NVIDIA RTX PRO 6000 Blackwell Server Edition/on_demand", "RTX-PRO-6000-Server", 8.0, 20.0, 2.5),
+        ("north-america/NVIDIA RTX PRO 6000 Blackwell Server Edition/spot", "RTX-PRO-6000-Server", 8.0, 11.09, 1.38625),
     ]
 
 

@@ -80,7 +80,7 @@ def test_one_offer_per_region_and_market_and_the_units_nanos_price():
 def test_g4_and_a4_descriptions():
     ids = by_id(items())
     # "RTX 6000 96GB" has no "GPU" token; it is the RTX PRO 6000 Blackwell of G4.
-    assert (ids["C4A1-8E57-2F06/europe-west1"]["gpu_model"], ids["E83B-6D02-95A4/europe-west1"]["market"]) == ("RTX-PRO-6000", "spot")
+    assert (ids["C4A1-8E57-2F06/europe-west1"]["gpu_model"], ids["E83B-6D02-95A4/europe-west1"]["market"]) == ("RTX-PRO-6000-Server", "spot")
     # The A4 slice is a per-GPU share of the whole machine, not an attach price.
     b200 = ids["8B52-4E0A-D7C1/us-central1"]
     assert (b200["gpu_model"], b200["market"], b200["tier"], b200["price"]) == ("B200", "spot", "gpu_slice", 4.9542)

@@ -91,7 +91,7 @@ def test_labels_that_do_not_name_the_form_factor_keep_their_memory_and_claim_no_
         ("NVIDIA H100 SXM", "H100-SXM"),
         ("Nvidia A100 80GB PCIe", "A100-PCIe-80GB"),
         ("NVIDIA HGX B200", "B200"),
-        ("Nvidia RTX PRO 6000", "RTX-PRO-6000"),  # the reviewed table's reading, unchanged
+        ("Nvidia RTX PRO 6000", "RTX-PRO-6000-AnyEdition"),  # no edition named: the stand-in, not the Workstation row
         ("Nvidia H100", "ambiguous_gpu: 'Nvidia H100' could be H100-NVL, H100-PCIe, H100-SXM"),  # 80 or 94 GB: unsaid
     ],
 )

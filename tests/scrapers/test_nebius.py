@@ -106,8 +106,8 @@ def test_every_firm_price_is_an_offer_in_both_markets():
         ("NVIDIA HGX H100/spot", "H100-SXM", 2.15, 16.0, 200.0),
         ("NVIDIA HGX H200/on_demand", "H200-SXM", 4.5, 16.0, 200.0),
         ("NVIDIA HGX H200/spot", "H200-SXM", 2.45, 16.0, 200.0),
-        ("NVIDIA RTX PRO 6000/on_demand", "RTX-PRO-6000", 1.8, 24.0, 218.0),
-        ("NVIDIA RTX PRO 6000/spot", "RTX-PRO-6000", 0.95, 24.0, 218.0),
+        ("NVIDIA RTX PRO 6000/on_demand", "RTX-PRO-6000-AnyEdition", 1.8, 24.0, 218.0),
+        ("NVIDIA RTX PRO 6000/spot", "RTX-PRO-6000-AnyEdition", 0.95, 24.0, 218.0),
     ]
 
 

@@ -98,7 +98,7 @@ def test_every_reviewed_part_yields_its_shapes_and_nothing_else():
         "BM.GPU.A100-v2.8": ("A100-SXM4-80GB", 8.0, 4.0),
         "BM.GPU4.8": ("A100-SXM4-40GB", 8.0, 3.05),
         "BM.GPU.L40S.4": ("L40S", 4.0, 3.5),
-        "BM.GPU.RTXPRO.8": ("RTX-PRO-6000", 8.0, 4.5),
+        "BM.GPU.RTXPRO.8": ("RTX-PRO-6000-AnyEdition", 8.0, 4.5),
         # One part, three shapes: the A10 rate times each shape's GPU count.
         "VM.GPU.A10.1": ("A10", 1.0, 2.0),
         "VM.GPU.A10.2": ("A10", 2.0, 2.0),

@@ -96,8 +96,8 @@ def test_every_priced_gpu_type_gives_on_demand_and_spot_beside_it():
         "1L40S.20V/spot": ("L40S", 1.0, 48.0, 0.45),
         "1RTX6000ADA.10V/on_demand": ("RTX-6000-Ada", 1.0, 48.0, 0.99),
         "1RTX6000ADA.10V/spot": ("RTX-6000-Ada", 1.0, 48.0, 0.35),
-        "1RTXPRO6000.30V/on_demand": ("RTX-PRO-6000", 1.0, 96.0, 1.69),
-        "1RTXPRO6000.30V/spot": ("RTX-PRO-6000", 1.0, 96.0, 0.7),
+        "1RTXPRO6000.30V/on_demand": ("RTX-PRO-6000-AnyEdition", 1.0, 96.0, 1.69),
+        "1RTXPRO6000.30V/spot": ("RTX-PRO-6000-AnyEdition", 1.0, 96.0, 0.7),
         # "Tesla V100 16GB": SXM2 or PCIe is not stated, so the stand-in (form factor "Unstated").
         "1V100.6V/on_demand": ("V100-16GB-AnyForm", 1.0, 16.0, 0.89),
         "1V100.6V/spot": ("V100-16GB-AnyForm", 1.0, 16.0, 0.25),
