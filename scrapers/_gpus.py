@@ -5,7 +5,7 @@ of a form factor, a name that means one card there and another elsewhere). What 
 not name goes through these rules, which read the reference table instead of a list of strings:
 
 - **Vendor grammar.** A name is a family ("H100", "Quadro RTX 6000", "P4") wrapped in vendor
-  words ("NVIDIA", "Tesla", "GeForce", "AMD Instinct", "Ada Generation"), optional memory
+  words ("NVIDIA", "Tesla", "GeForce", "AMD Instinct", "AMD Radeon", "Ada Generation"), optional memory
   ("80GB", "80 GB", "(24 GB)") and an optional form factor ("SXM5", "PCIe", "NVL", "HGX");
   spacing, case, hyphens and underscores do not matter, and a vendor word glued to the model
   ("geforcertx3080", "nvidia_a16") is still a vendor word. Marketing and architecture words
@@ -61,9 +61,10 @@ _GIB = 1.073741824  # 1 GiB in GB
 # Words that name the vendor, line or generation around a model, not the model: "NVIDIA RTX PRO
 # 6000 Blackwell Server Edition" is the catalog's RTX-PRO-6000-Server.
 # Marketing and architecture words ("NVIDIA H100 Tensor Core GPU", "NVIDIA Blackwell Ultra B300",
-# "GH200 Grace Hopper Superchip") name no model either.
+# "GH200 Grace Hopper Superchip") name no model either. "Radeon" is AMD's line as "GeForce" is NVIDIA's:
+# Vast sells "PRO W7900" and "Pro V620" for AMD's "Radeon PRO W7900" and "Radeon PRO V620".
 _VENDOR_WORDS = {
-    "nvidia", "tesla", "amd", "instinct", "geforce", "intel", "generation", "edition", "blackwell", "ultra", "hopper",
+    "nvidia", "tesla", "amd", "instinct", "geforce", "radeon", "intel", "generation", "edition", "blackwell", "ultra", "hopper",
     "grace", "ampere", "volta", "turing", "pascal", "lovelace", "tensor", "core", "gpu", "gpus", "accelerator",
 }
 # "Workstation Edition" is the RTX PRO 6000's standard board (the catalog's `RTX-PRO-6000`): a name

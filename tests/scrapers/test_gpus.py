@@ -215,6 +215,69 @@ def test_vast_spellings_of_older_cards_map_to_their_rows(name, mib, expected):
 
 
 @pytest.mark.parametrize(
+    ("name", "mib", "expected"),
+    [
+        # Vast gpu_name spellings (vast-ai/vast-cli vastai/data/query.py, the GPU names of Vast's
+        # gpulist.json) of cards that had no row, with the nameplate in MiB; each maps to its cited row
+        ("H800 PCIE", 81559, "H800-PCIe"),  # 80 GB as an 80 GB H100 reports it
+        ("H800 SXM", 81559, "H800-SXM"),
+        ("H800", 81559, "rejected ambiguous_gpu: 'H800' could be H800-PCIe, H800-SXM"),  # form unsaid, no stand-in (as the A800)
+        ("A100X", 81920, "A100X"),  # the converged card, never an A100 board
+        ("RTX 3050", 8192, "RTX-3050"),
+        ("RTX 3050", 6144, "RTX-3050-6GB"),  # the 6 GB card by its memory
+        ("RTX 5880Ada", 49140, "RTX-5880-Ada"),
+        ("CMP 50HX", 10240, "CMP-50HX"),
+        ("InstinctMI50", 16384, "MI50"),  # "Instinct" glued on, as Vast writes it
+        ("InstinctMI50", 32768, "MI50-32GB"),
+        ("Radeon VII", 16384, "Radeon-VII"),
+        ("RX 7900 XTX", 24576, "Radeon-RX-7900-XTX"),
+        ("RX 7900 XT", 20480, "Radeon-RX-7900-XT"),  # not the XTX
+        ("RX 7900 GRE", 16384, "Radeon-RX-7900-GRE"),
+        ("RX 7800 XT", 16384, "Radeon-RX-7800-XT"),
+        ("RX 7700 XT", 12288, "Radeon-RX-7700-XT"),
+        ("RX 7600", 8192, "Radeon-RX-7600"),
+        ("RX 6950 XT", 16384, "Radeon-RX-6950-XT"),
+        ("RX 6900 XT", 16384, "Radeon-RX-6900-XT"),
+        ("RX 6800 XT", 16384, "Radeon-RX-6800-XT"),
+        ("RX 6800", 16384, "Radeon-RX-6800"),
+        ("PRO W7900", 49152, "Radeon-PRO-W7900"),  # "Radeon" dropped, as Vast writes AMD's workstation cards
+        ("PRO W7800", 32768, "Radeon-PRO-W7800"),
+        ("PRO W7800", 49152, "Radeon-PRO-W7800-48GB"),  # the 48 GB board by its memory
+        ("PRO W6800", 32768, "Radeon-PRO-W6800"),
+        ("Pro V620", 32768, "Radeon-PRO-V620"),
+        ("GTX TITAN X", 12288, "GTX-TITAN-X"),
+        ("GTX 750 Ti", 2048, "GTX-750-Ti"),
+        # Left unmapped on purpose: "Titan X" is the Maxwell GTX TITAN X or the Pascal TITAN X (both
+        # 12 GB), and neither "RTX 4090 Ti" nor "RTX 5090 Ti" is a card NVIDIA sells.
+        ("Titan X", 12288, "rejected unknown_gpu: 'Titan X'"),
+        ("RTX 4090 Ti", 24576, "rejected unknown_gpu: 'RTX 4090 Ti'"),
+        ("RX 7900 XTX", 16384, "rejected memory_mismatch: 'RX 7900 XTX' with 17.1799 GB fits none of Radeon-RX-7900-XTX"),
+    ],
+)
+def test_vast_spellings_of_cards_added_for_a_broad_answer_map_to_their_rows(name, mib, expected):
+    assert _resolve(name, "vast", mib * MIB_GB / 1000) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        # "Radeon" is AMD's line word, as "GeForce" is NVIDIA's: AMD's own names and Vast's shortened
+        # ones reach the same row, and AWS's "Radeon Pro V520" still maps.
+        ("AMD Radeon PRO W7900", "Radeon-PRO-W7900"),
+        ("AMD Radeon RX 7900 XTX", "Radeon-RX-7900-XTX"),
+        ("AMD Radeon VII", "Radeon-VII"),
+        ("AMD Radeon Pro V520", "Radeon-Pro-V520"),
+        ("AMD Instinct MI50", "MI50"),  # no memory said: the 16 GB launch card, never the 32 GB variant
+        ("NVIDIA H800 PCIe 80GB", "H800-PCIe"),  # NVIDIA's board names (AI Enterprise docs)
+        ("NVIDIA H800 SXM5 80GB", "H800-SXM"),
+        ("NVIDIA RTX 5880 Ada Generation", "RTX-5880-Ada"),
+    ],
+)
+def test_vendor_names_of_the_added_cards_map_like_vasts(name, expected):
+    assert _resolve(name) == expected
+
+
+@pytest.mark.parametrize(
     ("nameplate", "reported", "fits"),
     [(80, 80 * USABLE_LOW, True), (80, 80 * USABLE_HIGH, True), (80, 80 * USABLE_LOW - 0.01, False), (80, 80 * USABLE_HIGH + 0.01, False)],
 )

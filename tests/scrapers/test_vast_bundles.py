@@ -12,8 +12,10 @@ from gpucat.schemas.records import Rejected
 from gpucat.scrapers import vast_bundles
 from tests.conftest import FIXTURES
 from tests.scrapers.helpers import (
+    FETCHED,
     by_id,
     mock_fetcher,
+    normalize_bytes,
     offers,
     parse_bytes,
     parse_fixture,
@@ -178,6 +180,19 @@ def test_keyed_fetch_sends_the_key_as_a_bearer_token_and_lifts_the_cap(tmp_path)
         ("A100 SXM4", 65536, None, "memory_mismatch: 65536 MiB fits no 'A100 SXM4' nameplate (40 GB, 80 GB)"),
         ("GTX 1080 Ti", 11264, "GTX-1080-Ti", None),  # 11.8 GB reported for an 11 GB card
         ("GTX 1090 Ti", 11264, None, "unknown_gpu: 'GTX 1090 Ti'"),
+        # Vast gpu_names (vast-ai/vast-cli vastai/data/query.py) of cards with rows of their own, at
+        # their nameplate MiB; a bare "H800" names no form factor and has no stand-in
+        ("H800 PCIE", 81559, "H800-PCIe", None),
+        ("H800 SXM", 81559, "H800-SXM", None),
+        ("H800", 81559, None, "ambiguous_gpu: 'H800' could be H800-PCIe, H800-SXM"),
+        ("A100X", 81920, "A100X", None),
+        ("RTX 3050", 8192, "RTX-3050", None),
+        ("RTX 5880Ada", 49140, "RTX-5880-Ada", None),
+        ("CMP 50HX", 10240, "CMP-50HX", None),
+        ("InstinctMI50", 16384, "MI50", None),
+        ("Radeon VII", 16384, "Radeon-VII", None),
+        ("RX 7900 XTX", 24576, "Radeon-RX-7900-XTX", None),
+        ("PRO W7900", 49152, "Radeon-PRO-W7900", None),
     ],
 )
 def test_gpu_names_map_by_rules_with_usable_memory_ranges(gpu_name, gpu_ram, model, reason):
@@ -197,3 +212,43 @@ def test_a_real_b300_search_answer_maps_every_gpu():
         ("B300", 2.0, 15.0, "2x B300 (machine 144888)"),
         ("B300", 4.0, 30.0, "4x B300 (machine 144888)"),
     ]
+
+
+def test_whole_record_of_an_amd_offer_mapped_by_the_rules():
+    """An eight-card Radeon host (the fixture's H100 host with Vast's AMD spelling and MiB): the catalog
+    rules give the model, the nameplate gives the memory, and PCIe cards claim no NVSwitch."""
+    offer = one_offer(gpu_name="RX 7900 XTX", gpu_ram=24576)
+    [record] = normalize_bytes("vast-bundles", json.dumps({"offers": [offer]}).encode(), url=url_for("on-demand"))
+    assert record == {
+        "table": "offers",
+        "provider": "vast",
+        "offer_id": "27110452/on_demand",
+        "source": "vast-bundles",
+        "instance_type": "8x RX 7900 XTX (machine 31877)",
+        "region": "Texas, US",
+        "market": "on_demand",
+        "tier": None,
+        "storage_usd_per_gb_month": 0.15,
+        "egress_usd_per_gb": 0.001,
+        "ingress_usd_per_gb": 0.00117,
+        "price_excludes": None,
+        "gpu_name": "RX 7900 XTX",
+        "gpu_model": "Radeon-RX-7900-XTX",
+        "gpu_count": 8.0,
+        "gpu_memory_gb": 24.0,
+        "vcpus": 224.0,
+        "ram_gb": 2163.979,
+        "price": 17.6,
+        "price_unit": "instance_hour",
+        "currency": "USD",
+        "fx_rate_date": None,
+        "usd_per_hour": 17.6,
+        "usd_per_gpu_hour": 2.2,
+        "availability": "available",
+        "available_count": 8,
+        "interconnect": None,
+        "fabric": None,
+        "fabric_gbps": None,
+        "source_url": record["source_url"],
+        "scraped_at": FETCHED,
+    }
