@@ -247,6 +247,13 @@ def test_vast_spellings_of_older_cards_map_to_their_rows(name, mib, expected):
         ("Pro V620", 32768, "Radeon-PRO-V620"),
         ("GTX TITAN X", 12288, "GTX-TITAN-X"),
         ("GTX 750 Ti", 2048, "GTX-750-Ti"),
+        # Laptop parts are their own cards (the laptop RTX 4070 has 8 GB, the desktop card 12 GB)
+        ("RTX 3060 laptop", 6144, "RTX-3060-Laptop"),
+        ("RTX 3070 laptop", 8192, "RTX-3070-Laptop"),
+        ("RTX 4060 laptop", 8188, "RTX-4060-Laptop"),
+        ("RTX 4070 laptop", 8188, "RTX-4070-Laptop"),
+        ("RTX 4080 laptop", 12282, "RTX-4080-Laptop"),
+        ("RTX 4070", 12282, "RTX-4070"),  # the desktop card is still the desktop row
         # Left unmapped on purpose: "Titan X" is the Maxwell GTX TITAN X or the Pascal TITAN X (both
         # 12 GB), and neither "RTX 4090 Ti" nor "RTX 5090 Ti" is a card NVIDIA sells.
         ("Titan X", 12288, "rejected unknown_gpu: 'Titan X'"),
