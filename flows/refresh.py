@@ -2,11 +2,13 @@
 
 The flow does not wire the refresh itself: the one orchestrator does, and the flow hands it
 `TaskSteps`, which run each step as a task, coarse enough that tracking costs little beside
-the work: `start` (reference data, prerequisites, the runs' records), one `prepare` per source
-(fetch and parse, the warehouse closed; on a Dask task runner these run on workers), and one
-`load` per burst of ready sources (joint validation, then the loads in one opening of the
-warehouse). Nothing is persisted as a Prefect result: the warehouse is the record, and the run's
-artifact is its summary. HTTP retries happen per request inside the fetch; no task is retried.
+the work: `start` (reference data, prerequisites, the runs' records), one `load` per burst of
+ready sources (joint validation, then the loads in one opening of the warehouse; its logs say
+each source's outcome), and on a Dask task runner one `prepare` per source (fetch and parse, the
+warehouse closed), which is how a preparation reaches a worker. On Prefect's default thread pool
+the preparations run on the in-process runner's threads instead (`TaskSteps`). Nothing is
+persisted as a Prefect result: the warehouse is the record, and the run's artifact is its
+summary. HTTP retries happen per request inside the fetch; no task is retried.
 A failing source never stops the others; the flow ends Failed, naming the sources that failed,
 while the others' data is loaded.
 """
@@ -26,9 +28,11 @@ from typing import Any
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.context import FlowRunContext
 from prefect.futures import PrefectFuture
 from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
+from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 
 from gpucat import pipeline
@@ -58,24 +62,57 @@ def prepare_task(source_name: str, options: pipeline.FetchOptions, previous: Fet
 
 @task(name="load", **_TASK)
 def load_task(writer: db.Writer, ready: Sequence[pipeline.Prepared], fallbacks: Sequence[tuple[Source, RunRecord]], read_rates: bool) -> tuple:
-    return pipeline.load_prepared(writer, ready, fallbacks, read_rates=read_rates)
+    loaded, rates = pipeline.load_prepared(writer, ready, fallbacks, read_rates=read_rates)
+    for run in loaded:  # each source's outcome, in this task run's logs
+        print(outcome_line(pipeline.summary_row(run)))
+    return loaded, rates
+
+
+def outcome_line(row: dict[str, Any]) -> str:
+    """One source's outcome as a log line: `name status, N rows valid` and its error, if any."""
+    error = f": {row['error']}" if row["error"] else ""
+    return f"{row['source']} {row['status']}, {row['rows_valid'] or 0} rows valid, {row['rows_rejected'] or 0} rejected{error}"
+
+
+def burst_name(names: Sequence[str], shown: int = 3) -> str:
+    """A load's task run name: the sources of its burst, the first few by name."""
+    more = f"+{len(names) - shown}" if len(names) > shown else ""
+    return f"load-{','.join(names[:shown])}{more}"
 
 
 class TaskSteps(pipeline.Steps):
     """The orchestrator's steps as this flow's tasks, on the flow's task runner (threads, or Dask).
 
     `start` and `load` run in the flow's process: the runs recorded `running` name the process
-    whose death leaves them, and the warehouse is written from one place. Preparations are
-    submitted to the task runner; the source travels by name, its outcome as plain data."""
+    whose death leaves them, and the warehouse is written from one place. With `prepare_as_tasks`
+    (a Dask runner) each preparation is submitted to the task runner, the source by name, its
+    outcome as plain data. Without it (Prefect's thread pool) preparations run on the in-process
+    runner's bounded threads (`pipeline.Steps.prepare`): a task run per source cost more than its
+    work on a replay (task engine, three state events each for the API to take in, one thread
+    each in Prefect's unbounded pool), and its outcome is already in its burst's `load` logs and
+    the summary artifact."""
+
+    def __init__(self, *, prepare_as_tasks: bool):
+        super().__init__()
+        self.prepare_as_tasks = prepare_as_tasks
 
     def start(self, writer: db.Writer, sources: Sequence[Source], options: pipeline.FetchOptions, prerequisites: bool, flow_run_id: str | None) -> pipeline.Started:
         return start_task(writer, sources, options, prerequisites, flow_run_id)
 
     def prepare(self, source: Source, options: pipeline.FetchOptions, previous: FetchTokens | None, rates: ExchangeRates) -> Future[pipeline.Outcome]:
+        if not self.prepare_as_tasks:
+            return super().prepare(source, options, previous, rates)
         return _bridged(prepare_task.submit(source.name, options, previous, rates))
 
     def load(self, writer: db.Writer, ready: Sequence[pipeline.Prepared], fallbacks: Sequence[tuple[Source, RunRecord]], read_rates: bool) -> tuple:
-        return load_task(writer, quote(ready), quote(fallbacks), read_rates)
+        names = [p.source.name for p in ready] + [f.name for f, _ in fallbacks]
+        return load_task.with_options(task_run_name=burst_name(names))(writer, quote(ready), quote(fallbacks), read_rates)
+
+
+def preparations_as_tasks() -> bool:
+    """Whether this flow run's task runner needs each preparation as a task: any but Prefect's thread pool."""
+    context = FlowRunContext.get()
+    return not (context is None or isinstance(context.task_runner, ThreadPoolTaskRunner))
 
 
 def _bridged(submitted: PrefectFuture[Any]) -> Future[Any]:
@@ -148,7 +185,8 @@ def refresh(
                 reference_cache=settings.cache_root() / "reference",  # as the in-process refresh: a new warehouse skips pandera on unchanged CSVs
             )
             flow_run_id = str(flow_run.id) if flow_run.id else None
-            runs = pipeline.refresh_sources(writer, sources, options, steps=TaskSteps(), flow_run_id=flow_run_id)
+            steps = TaskSteps(prepare_as_tasks=preparations_as_tasks())
+            runs = pipeline.refresh_sources(writer, sources, options, steps=steps, flow_run_id=flow_run_id)
         summary = [pipeline.summary_row(run) for run in runs]
         for row in summary:  # into the run's logs, as redacted as the records
             if row["status"] in ("failed", "quarantined"):
@@ -184,7 +222,7 @@ def publish_price_artifacts(con: Any, label: str, where: Path | str) -> None:
 
     from gpucat import report
 
-    rows = report.headline(report.collect(con).spread)
+    rows = report.headline(report.price_spread(con))
     create_table_artifact(key=f"price-headline-{label}", table=rows, description=f"Cheapest on-demand and spot $/GPU-hour per GPU model in {where}")
     create_markdown_artifact(key=f"price-headline-chart-{label}", markdown=report.headline_markdown(rows),
                              description=f"Cheapest on-demand $/GPU-hour per GPU model in {where} (gpucat report draws the full charts)")

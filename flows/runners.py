@@ -112,14 +112,19 @@ def prefect_api() -> Iterator[str]:
 
 def run_refresh(task_runner: Any = None, **parameters: Any) -> Any:
     """Run the refresh flow (on `task_runner`, e.g. `dask_task_runner()`, else Prefect's default
-    threads) and return its final state. A temporary API server gets `STARTUP_TIMEOUT_S` to start."""
+    threads) and return its final state. A temporary API server gets `STARTUP_TIMEOUT_S` to start;
+    with $PREFECT_API_URL set none starts, and Prefect's settings are left as they are (copying
+    them costs tens of milliseconds)."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
     from prefect.settings import PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS as TIMEOUT
-    from prefect.settings import temporary_settings
 
     from gpucat.flows.refresh import refresh
 
+    flow = refresh if task_runner is None else refresh.with_options(task_runner=task_runner)
+    if PREFECT_API_URL.value():
+        return flow(**parameters, return_state=True)
     with temporary_settings(updates={TIMEOUT: max(TIMEOUT.value(), STARTUP_TIMEOUT_S)}):
         if task_runner is None:
-            return refresh(**parameters, return_state=True)
+            return flow(**parameters, return_state=True)
         with prefect_api():
-            return refresh.with_options(task_runner=task_runner)(**parameters, return_state=True)
+            return flow(**parameters, return_state=True)

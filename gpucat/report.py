@@ -62,6 +62,11 @@ def _records(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any] |
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
+def price_spread(con: duckdb.DuckDBPyConnection, *, include_stale: bool = False) -> list[dict[str, Any]]:
+    """The report's spread alone (what `headline` reads): the refresh flow's artifact needs no more."""
+    return _records(con, "report_spread", {"include_stale": include_stale})
+
+
 def collect(con: duckdb.DuckDBPyConnection, job: Job | None = None, now: datetime | None = None, *,
             include_stale: bool = False, window_days: float = WINDOW_DAYS) -> ReportData:
     """The page's data. Stale offers are left out unless `include_stale`, by the rule `offers`,
@@ -73,7 +78,7 @@ def collect(con: duckdb.DuckDBPyConnection, job: Job | None = None, now: datetim
         raise UserInputError(f"--window-days must be positive, got {window_days:g}")
     generated_at = now or datetime.now(UTC)
     fresh = {"include_stale": include_stale}
-    spread = _records(con, "report_spread", fresh)
+    spread = price_spread(con, include_stale=include_stale)
     window = {"models": history_models(spread), "since": generated_at - timedelta(days=window_days), "until": generated_at}
     return ReportData(
         generated_at=generated_at,

@@ -37,6 +37,12 @@ COMMANDS = {
     "serve": "serve",
 }  # fmt: skip
 
+# Commands that write nothing but stdout and stderr (their database connections closed as they
+# return): `gpucat.__main__` ends their process without the interpreter's teardown.
+PRINT_ONLY = frozenset({"offers", "status", "sources", "sql", "cost", "fit", "memory", "models", "providers"})
+# The command the group ran in this process, once its callback starts (`_collecting`).
+command_ran: str | None = None
+
 # Set by gpucat.__main__.main, which turns Python's cyclic garbage collector off while the command
 # line starts: importing typer, a command's module and DuckDB allocates many objects and frees
 # almost none, and the collector's passes over them cost about 5% of `gpucat offers`. The command
@@ -52,11 +58,11 @@ class _Commands(MutableMapping[str, Any]):
     """
 
     def __init__(self, built: MutableMapping[str, Any]):
-        self._built = {name: _collecting(command) for name, command in built.items()}
+        self._built = {name: _collecting(name, command) for name, command in built.items()}
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._built and name in COMMANDS:
-            self._built[name] = _collecting(_build(name))
+            self._built[name] = _collecting(name, _build(name))
         return self._built[name]
 
     def __setitem__(self, name: str, command: Any) -> None:
@@ -87,13 +93,15 @@ def _build(name: str) -> Any:
     raise KeyError(name)  # pragma: no cover  (COMMANDS names a command its module does not register)
 
 
-def _collecting(command: Any) -> Any:
-    """`command`, its callback first turning the garbage collector back on if startup turned it off."""
+def _collecting(name: str, command: Any) -> Any:
+    """`command`, its callback first noting that `name` ran and turning the garbage collector back
+    on if startup turned it off."""
     callback: Callable[..., Any] = command.callback
 
     @functools.wraps(callback)
     def run(*args: Any, **kwargs: Any) -> Any:
-        global gc_off_until_command
+        global gc_off_until_command, command_ran
+        command_ran = name
         if gc_off_until_command:
             gc_off_until_command = False
             gc.enable()

@@ -24,7 +24,6 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.cells import cell_len
 
 from gpucat.formats import money, printable
 from gpucat.suggest import check_names
@@ -157,6 +156,17 @@ def prose_width() -> int | None:
     if sys.stdout.isatty():
         return shutil.get_terminal_size().columns
     return None
+
+
+def cell_len(text: str) -> int:
+    """The terminal columns `text` takes, as rich counts them: printable ASCII (most of a table)
+    takes one column a character, so rich's tables of wide and zero-width characters load only
+    for other text."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    from rich.cells import cell_len as rich_cell_len
+
+    return rich_cell_len(text)
 
 
 def truncate(text: str, limit: int) -> str:

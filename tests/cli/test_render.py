@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gpucat.cli import app
-from gpucat.cli._render import Col, jsonable, money, render
+from gpucat.cli._render import Col, cell_len, jsonable, money, render
 from gpucat.scrapers import all_sources
 
 runner = CliRunner()
@@ -234,3 +234,15 @@ def test_cost_available_says_what_it_means(catalog_db, tmp_path):
     args = ["cost", "--model", "llama-3.1-8b", "--method", "qlora", "--tokens", "200M", "--provider", f"{reporting},{silent}", "--available"]
     out = invoke(*args, "--db", str(db), columns=200).stderr  # notes go to stderr, the table to stdout
     assert f"stock reported by {reporting}; no stock published by {silent} (kept, shown as unknown)" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "H100-SXM", "  1.60 ", "~!@#$%^&*()_+{}|:<>?`-=[]\\;',./", "tab\there", "nul\x00", "bell\x07", "del\x7f", "esc\x1b[1m",
+     "…", "东京", "🚀 wide", "e\u0301", "zero\u200bwidth", "\u00a0nbsp", "────"],
+    ids=repr,
+)  # fmt: skip
+def test_cell_len_counts_as_rich_counts(text):
+    from rich.cells import cell_len as rich_cell_len
+
+    assert cell_len(text) == rich_cell_len(text)
