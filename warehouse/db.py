@@ -450,11 +450,8 @@ def staged(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> It
         finally:
             con.unregister(name)
         return
-    with tempfile.TemporaryDirectory(prefix="gpucat-stage-") as folder:
-        path = Path(folder) / f"{name}.parquet"
-        # Row groups of STAGE_ROWS: polars encodes a whole row group in memory before writing it.
-        frame.write_parquet(path, compression="uncompressed", statistics=False, row_group_size=STAGE_ROWS)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM read_parquet($path)", {"path": str(path)})
+    with parquet_file(frame, name) as path:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM read_parquet($path)", {"path": path})
         try:
             yield
         finally:
@@ -462,6 +459,26 @@ def staged(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> It
                 con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")
             except duckdb.Error:  # an aborted transaction: its rollback drops the table with the rest
                 pass
+
+
+@contextmanager
+def parquet_file(frame: pl.DataFrame, name: str = "frame") -> Iterator[str]:
+    """`frame` as a Parquet file for the duration: its path, for `read_parquet($path)`. A
+    statement that reads a frame once reads it so (no temporary table to make and drop); one
+    read by several statements is `staged`."""
+    # A file of its own, removed after: a temporary folder per frame cost a refresh's 50 frames
+    # a fifth of a second to remove again.
+    fd, path = tempfile.mkstemp(prefix=f"gpucat-stage-{name}-", suffix=".parquet")
+    try:
+        os.close(fd)
+        # Row groups of STAGE_ROWS: polars encodes a whole row group in memory before writing it.
+        frame.write_parquet(path, compression="uncompressed", statistics=False, row_group_size=STAGE_ROWS)
+        yield path
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 @contextmanager
@@ -509,8 +526,12 @@ def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any], *,
     with transaction(con):
         for table, frame in frames.items():
             con.execute(f"DELETE FROM {table}")
-            with staged(con, "reference_frame", frame):
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
+            if isinstance(con, lake.LakeConnection):
+                with staged(con, "reference_frame", frame):
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
+            else:
+                with parquet_file(frame, "reference_frame") as path:
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet($path)", {"path": path})
             if table not in digests:
                 con.execute(query_sql("forget_reference_digest"), {"table_name": table})
         for table, checksum in reference_checksums(con, [t for t in frames if t in digests]).items():
