@@ -12,6 +12,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandera.polars as pa
@@ -48,9 +49,15 @@ class Contract:
 
     @property
     def columns(self) -> list[str]:
-        return list(self.model.to_schema().columns)
+        return list(self._schema)
 
     def polars_schema(self) -> dict[str, pl.DataType]:
+        return dict(self._schema)
+
+    @cached_property
+    def _schema(self) -> dict[str, pl.DataType]:
+        # pandera builds the model's schema anew on each `to_schema()`: a fifth of a second of a
+        # refresh that asked for it once per frame.
         return {name: col.dtype.type for name, col in self.model.to_schema().columns.items()}
 
 
@@ -260,10 +267,18 @@ def _frame(contract: Contract, records: Sequence[Record]) -> pl.DataFrame:
     )
 
 
+# Rows from which a text column's repeated values share their bytes (`_strings`).
+SHARED_STRINGS_FROM = 1_000
+
+
 def _strings(name: str, values: list[Any]) -> pl.Series:
     """A text column whose repeated values share their bytes: polars stores each string of a
     list on its own, and a marketplace repeats a few long ones (its page URL: 26 of the 45 MB of
-    100k Vast offers). Gathering from the distinct values keeps one copy of each."""
+    100k Vast offers). Gathering from the distinct values keeps one copy of each. A short column
+    is built as it is: the gather costs about a millisecond per column whatever its length, 0.2 s
+    of a fixtures refresh's small frames, for bytes that do not matter there."""
+    if len(values) < SHARED_STRINGS_FROM:
+        return pl.Series(name, values, pl.String, strict=False)
     distinct: dict[Any, int] = {}
     try:
         at = [distinct.setdefault(v, len(distinct)) for v in values]
