@@ -120,8 +120,9 @@ def _manifest_stats(root: Path) -> list[tuple[str, tuple[int, int, int]]]:
     (pathlib's glob and a stat per match cost a replayed source more than its own parse)."""
     folder = os.path.abspath(root)
     top = _file_signature(os.path.join(folder, MANIFEST))
+    # In the order of sorted paths (provider, then source: a later manifest's entry wins), by name.
     nested = [path for provider in _folders(folder) for source in _folders(provider) if (path := _file_signature(os.path.join(source, MANIFEST)))]
-    return ([top] if top else []) + sorted(nested, key=lambda item: Path(item[0]))
+    return ([top] if top else []) + nested
 
 
 def _file_signature(path: str) -> tuple[str, tuple[int, int, int]] | None:
@@ -135,7 +136,7 @@ def _file_signature(path: str) -> tuple[str, tuple[int, int, int]] | None:
 def _folders(parent: str) -> list[str]:
     try:
         with os.scandir(parent) as entries:
-            return [entry.path for entry in entries if entry.is_dir()]
+            return [entry.path for entry in sorted(entries, key=lambda entry: entry.name) if entry.is_dir()]
     except OSError:
         return []
 
@@ -232,9 +233,9 @@ class ReplayTransport(httpx.BaseTransport):
 
     def __init__(self, root: Path, source_folder: Path | None = None):
         self._entries = _capture_index(root)[1]  # shared between transports: read only
-        own = source_folder / MANIFEST if source_folder is not None else None
-        if own is not None and own.is_file():
-            self._entries = {**self._entries, **_index([own])[1]}
+        own = _file_signature(os.path.join(os.path.abspath(source_folder), MANIFEST)) if source_folder is not None else None
+        if own is not None:
+            self._entries = {**self._entries, **_index([Path(own[0])], [own])[1]}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()
