@@ -96,10 +96,14 @@ class Burst:
 
     @classmethod
     def start(cls, con: duckdb.DuckDBPyConnection, sources: Sequence[str]) -> Burst:
-        names = {"sources": sorted(set(sources))}
-        rows = con.execute(query_sql("previous_ok_runs"), names).fetchall()
-        holdings = {(holding, source) for holding, source in con.execute(query_sql("burst_holdings"), names).fetchall()}
-        return cls(last_good={source: quarantine.LastGood(*counts) for source, *counts in rows}, holdings=holdings)
+        rows = con.execute(query_sql("previous_ok_runs"), {"sources": sorted(set(sources))}).fetchall()
+        last_good = {source: quarantine.LastGood(*counts) for source, *counts in rows}
+        # Sources that all loaded before hold their rows, as a rule: the holdings would spare
+        # them nothing, and reading them scans every versioned table's history.
+        if set(sources) <= set(last_good):
+            return cls(last_good=last_good)
+        holdings = {(holding, source) for holding, source in con.execute(query_sql("burst_holdings")).fetchall()}
+        return cls(last_good=last_good, holdings=holdings)
 
     def holds(self, what: str, source: str) -> bool:
         """Whether `source` may hold rows of `what` (a versions table, or 'source_gpu_medians'):
