@@ -62,6 +62,11 @@ def run(args: Sequence[str], env: dict[str, str]) -> tuple[float, float, dict]:
 def cli_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUCAT_")}
     env["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+    # The stack's modules are byte-compiled where they are installed; gpucat's own, in a checkout,
+    # only once a run writes them. With this set (some sandboxes set it) every refresh compiled
+    # about a hundred modules again (0.3 s) that no installed gpucat compiles: the first, cold run
+    # writes them, as a first run anywhere does.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 

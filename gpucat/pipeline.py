@@ -375,6 +375,8 @@ def start_refresh(writer: db.Writer, sources: Sequence[Source], options: FetchOp
     here on leaves `running` rows, which the next one marks `interrupted`."""
     with writer.open() as con:
         load_reference(con, options.settings.schedules, options.reference_cache)
+        if isinstance(writer, db.FileWriter):
+            writer.reference_loaded(con)
         rates = exchange_rates(con)
         chosen = with_prerequisites(sources, rates) if prerequisites else list(sources)
         runs = {source.name: new_run(source, flow_run_id, options.replay_dir) for source in chosen}
@@ -687,7 +689,7 @@ def refresh_catalog(
         options = FetchOptions(
             workdir=Path(workdir), replay_dir=replay_dir, record_dir=record_dir, settings=settings or Settings(), reference_cache=cache
         )
-        return refresh_sources(db.writer(db_file, lake_data=options.settings.lake_data), sources, options)
+        return refresh_sources(db.writer(db_file, lake_data=options.settings.lake_data, templates=cache), sources, options)
 
 
 def summary_row(run: RunRecord) -> dict[str, object]:

@@ -7,9 +7,12 @@ problems (a column missing, a wrong type everywhere) raise `ParseError`.
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pandera.polars as pa
@@ -20,6 +23,24 @@ from gpucat.schemas.errors import ParseError
 from gpucat.schemas.records import ParseItem, Record, Rejected, RowText, Skipped, record_columns
 
 
+def _strategies_without_hypothesis() -> None:
+    """pandera registers its data-synthesis strategies with its checks, on the first validation,
+    and they import hypothesis where it is installed (a development install): 0.14 s of every
+    refresh, for synthesis gpucat never asks for. Registered here with hypothesis hidden, so
+    pandera takes its own no-hypothesis branch; a process that imported hypothesis first (the
+    test suite) keeps it, and one that imports it later gets it, only not through pandera."""
+    if "hypothesis" in sys.modules or "pandera.strategies.base_strategies" in sys.modules:
+        return
+    sys.modules["hypothesis"] = None  # type: ignore[assignment]  # `import hypothesis` raises ImportError
+    try:
+        importlib.import_module("pandera.strategies.base_strategies")
+    finally:
+        del sys.modules["hypothesis"]
+
+
+_strategies_without_hypothesis()
+
+
 @dataclass(frozen=True)
 class Contract:
     table: str
@@ -28,9 +49,15 @@ class Contract:
 
     @property
     def columns(self) -> list[str]:
-        return list(self.model.to_schema().columns)
+        return list(self._schema)
 
     def polars_schema(self) -> dict[str, pl.DataType]:
+        return dict(self._schema)
+
+    @cached_property
+    def _schema(self) -> dict[str, pl.DataType]:
+        # pandera builds the model's schema anew on each `to_schema()`: a fifth of a second of a
+        # refresh that asked for it once per frame.
         return {name: col.dtype.type for name, col in self.model.to_schema().columns.items()}
 
 
@@ -147,9 +174,9 @@ def validate_each(table: str, groups: Sequence[Sequence[Record] | pl.DataFrame])
         own = {i - start: why for i, why in reasons.items() if start <= i < end}
         out.append(_split(contract, unique, own, check_rest=False))
         start = end
-    if reasons:  # what remains must pass; a failure here is a bug, not data
-        rest = [v.frame for v in out if isinstance(v, Validated)]
-        contract.model.validate(pl.concat(rest) if rest else _frame(contract, []))
+    # The survivors are not validated again: a row's failure names only that row, and taking
+    # failed rows out fails no other (the one check across rows, egress tiers' contiguity, passes
+    # a tier whose predecessor is gone). A second pandera pass cost a refresh 0.15 s per table.
     return out
 
 
@@ -240,10 +267,18 @@ def _frame(contract: Contract, records: Sequence[Record]) -> pl.DataFrame:
     )
 
 
+# Rows from which a text column's repeated values share their bytes (`_strings`).
+SHARED_STRINGS_FROM = 1_000
+
+
 def _strings(name: str, values: list[Any]) -> pl.Series:
     """A text column whose repeated values share their bytes: polars stores each string of a
     list on its own, and a marketplace repeats a few long ones (its page URL: 26 of the 45 MB of
-    100k Vast offers). Gathering from the distinct values keeps one copy of each."""
+    100k Vast offers). Gathering from the distinct values keeps one copy of each. A short column
+    is built as it is: the gather costs about a millisecond per column whatever its length, 0.2 s
+    of a fixtures refresh's small frames, for bytes that do not matter there."""
+    if len(values) < SHARED_STRINGS_FROM:
+        return pl.Series(name, values, pl.String, strict=False)
     distinct: dict[Any, int] = {}
     try:
         at = [distinct.setdefault(v, len(distinct)) for v in values]

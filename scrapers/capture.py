@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -110,7 +112,37 @@ class CaptureEntry:
 
 def manifest_files(root: Path) -> list[Path]:
     """The top manifest and every source folder's manifest under a capture directory."""
-    return [p for p in [root / MANIFEST, *sorted(root.glob(f"*/*/{MANIFEST}"))] if p.is_file()]
+    return [Path(path) for path, _ in _manifest_stats(root)]
+
+
+def _manifest_stats(root: Path) -> list[tuple[str, tuple[int, int, int]]]:
+    """Each manifest's path and (inode, size, mtime in ns), by scanning the two folder levels
+    (pathlib's glob and a stat per match cost a replayed source more than its own parse)."""
+    folder = os.path.abspath(root)
+    top = _file_signature(os.path.join(folder, MANIFEST))
+    # In the order of sorted paths (provider, then source: a later manifest's entry wins), by name.
+    nested = [path for provider in _folders(folder) for source in _folders(provider) if (path := _file_signature(os.path.join(source, MANIFEST)))]
+    return ([top] if top else []) + nested
+
+
+def _file_signature(path: str) -> tuple[str, tuple[int, int, int]] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (path, _signature(info)) if stat.S_ISREG(info.st_mode) else None
+
+
+def _folders(parent: str) -> list[str]:
+    try:
+        with os.scandir(parent) as entries:
+            return [entry.path for entry in sorted(entries, key=lambda entry: entry.name) if entry.is_dir()]
+    except OSError:
+        return []
+
+
+def _signature(info: os.stat_result) -> tuple[int, int, int]:
+    return (info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def read_manifest(root: Path) -> list[CaptureEntry]:
@@ -118,25 +150,32 @@ def read_manifest(root: Path) -> list[CaptureEntry]:
 
 
 def _capture_index(root: Path) -> tuple[list[CaptureEntry], dict[tuple[str, str, str | None], CaptureEntry]]:
-    files = manifest_files(root)
+    files = _manifest_stats(root)
     if not files:
         raise UserInputError(f"{root} is not a capture directory (no {MANIFEST})")
-    return _index(files)
+    return _index([Path(path) for path, _ in files], files)
 
 
-# Parsed manifests by their files' paths and bytes: every source of a replayed refresh builds its
-# own transport over the same capture, and parsing its hundreds of entries (redacting and resolving
-# each) again per source cost more than the sources' own parsing. Keyed on content, never stale.
-_INDEXES: dict[str, tuple[list[CaptureEntry], dict[tuple[str, str, str | None], CaptureEntry]]] = {}
+# Parsed manifests by their files' paths and stat signatures (inode, size, mtime in ns): every
+# source of a replayed refresh builds its own transport over the same capture, and parsing its
+# hundreds of entries (redacting and resolving each) again per source cost more than the sources'
+# own parsing; so did reading and hashing every manifest again to key them. An edited manifest
+# gets a new size or mtime; the bodies it names are checked against their sha256 as they are served.
+_INDEXES: dict[tuple[tuple[str, tuple[int, int, int]], ...], tuple[list[CaptureEntry], dict[tuple[str, str, str | None], CaptureEntry]]] = {}
 _INDEXES_LOCK = threading.Lock()
+# Each source's own folder adds one (ReplayTransport): a cap of 16 emptied the cache, the whole
+# capture's index included, about every 16th source of a replayed refresh, which parsed the
+# manifests again for most sources.
+_MAX_INDEXES = 256
 
 
-def _index(files: list[Path]) -> tuple[list[CaptureEntry], dict[tuple[str, str, str | None], CaptureEntry]]:
+def _index(
+    files: list[Path], stats: list[tuple[str, tuple[int, int, int]]] | None = None
+) -> tuple[list[CaptureEntry], dict[tuple[str, str, str | None], CaptureEntry]]:
     """The entries of these manifest files, and the replay lookup over them (the latest entry wins)."""
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.resolve()).encode() + b"\0" + path.read_bytes() + b"\0")
-    key = digest.hexdigest()
+    if stats is None:
+        stats = [(os.path.abspath(path), _signature(os.stat(path))) for path in files]
+    key = tuple(stats)
     with _INDEXES_LOCK:
         cached = _INDEXES.get(key)
     if cached is not None:
@@ -144,7 +183,7 @@ def _index(files: list[Path]) -> tuple[list[CaptureEntry], dict[tuple[str, str, 
     entries = [entry for path in files for entry in _read_manifest_file(path)]
     lookup = {(entry.method, match_url(entry.url), entry.request_body_sha256): entry for entry in entries}
     with _INDEXES_LOCK:
-        if len(_INDEXES) > 16:  # a long-lived process replaying many captures
+        if len(_INDEXES) > _MAX_INDEXES:  # a long-lived process replaying many captures
             _INDEXES.clear()
         _INDEXES[key] = (entries, lookup)
     return entries, lookup
@@ -194,9 +233,9 @@ class ReplayTransport(httpx.BaseTransport):
 
     def __init__(self, root: Path, source_folder: Path | None = None):
         self._entries = _capture_index(root)[1]  # shared between transports: read only
-        own = source_folder / MANIFEST if source_folder is not None else None
-        if own is not None and own.is_file():
-            self._entries = {**self._entries, **_index([own])[1]}
+        own = _file_signature(os.path.join(os.path.abspath(source_folder), MANIFEST)) if source_folder is not None else None
+        if own is not None:
+            self._entries = {**self._entries, **_index([Path(own[0])], [own])[1]}
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         request.read()

@@ -14,8 +14,10 @@ connection for one burst of transactions; `db.writer(target)` picks the kind.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -257,9 +259,10 @@ class FileWriter:
     sources load. Writers take turns: processes on the `<db>.writer` file lock, threads of this one
     on `_turn`. It travels to task-runner workers (Dask) as its path."""
 
-    def __init__(self, path: Path, *, wait_s: float | None = None):
-        self.path, self.wait_s = path, wait_s
+    def __init__(self, path: Path, *, wait_s: float | None = None, template: Path | None = None):
+        self.path, self.wait_s, self.template = path, wait_s, template
         self._turn = threading.Lock()
+        self._keep_template = False  # this writer made a new file while no template existed
 
     def __getstate__(self) -> dict[str, Any]:
         return {"path": self.path, "wait_s": self.wait_s}
@@ -270,11 +273,21 @@ class FileWriter:
     @contextmanager
     def open(self) -> Iterator[duckdb.DuckDBPyConnection]:
         with self._turn, _writer_gate(self.path):
+            if self.template is not None and not self.path.exists() and not Path(f"{self.path}.wal").exists():
+                self._keep_template = not _copy_file(self.template, self.path)
             con = connect(self.path, wait_s=self.wait_s)
             try:
                 yield con
             finally:
                 con.close()
+
+    def reference_loaded(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The new file now holds its schema and reference data (`pipeline.start_refresh`), and
+        nothing else yet: kept as the template the next new file starts from, when there is none."""
+        if self._keep_template and self.template is not None:
+            self._keep_template = False
+            con.execute("CHECKPOINT")  # the file alone is the whole database from here until the next commit
+            _copy_file(self.path, self.template)
 
     def close(self) -> None:
         pass  # nothing is held between bursts
@@ -332,15 +345,44 @@ class LakeWriter:
             self._attached = None
 
 
-def writer(target: str | Path, *, lake_data: str | None = None, wait_s: float | None = None) -> Writer:
+def writer(target: str | Path, *, lake_data: str | None = None, wait_s: float | None = None, templates: Path | None = None) -> Writer:
     """The writer of a warehouse: a lake for a `ducklake:` URL, a connection kept open for
-    `:memory:` (nothing to reopen), else the DuckDB file."""
+    `:memory:` (nothing to reopen), else the DuckDB file. `templates`: a cache folder where a new
+    file's migrated schema and reference data are kept, and the next new file starts from them
+    (`template_path`)."""
     where = as_target(target)
     if isinstance(where, str):
         return LakeWriter(where, lake_data=lake_data)
     if str(where) == ":memory:":
         return ConnectionWriter(connect(where), owned=True)
-    return FileWriter(where, wait_s=wait_s)
+    return FileWriter(where, wait_s=wait_s, template=template_path(templates) if templates is not None else None)
+
+
+def template_path(folder: Path) -> Path:
+    """Where a new file's starting point is kept: named by this DuckDB's version and the migrations
+    (what shapes the file). Its reference tables check themselves: each carries the digest it was
+    loaded from, and `load_changed_reference` reloads those whose inputs changed since."""
+    h = hashlib.sha256(f"duckdb {duckdb.__version__}".encode())
+    for path in migration_files():
+        h.update(b"\0" + path.name.encode() + b"\0" + path.read_bytes())
+    return folder / f"new-warehouse-{h.hexdigest()[:32]}.duckdb"
+
+
+def _copy_file(source: Path, target: Path) -> bool:
+    """`source` copied to `target` whole or not at all (a reader never opens half a file); False
+    when it cannot be (no template yet, an unwritable cache): the caller goes on without it."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, partial = tempfile.mkstemp(prefix=target.name, suffix=".part", dir=target.parent)
+        os.close(fd)
+        try:
+            shutil.copyfile(source, partial)
+            os.replace(partial, target)
+        finally:
+            Path(partial).unlink(missing_ok=True)
+    except OSError:
+        return False
+    return True
 
 
 def as_writer(warehouse: Writer | duckdb.DuckDBPyConnection | str | Path) -> Writer:
@@ -450,11 +492,8 @@ def staged(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> It
         finally:
             con.unregister(name)
         return
-    with tempfile.TemporaryDirectory(prefix="gpucat-stage-") as folder:
-        path = Path(folder) / f"{name}.parquet"
-        # Row groups of STAGE_ROWS: polars encodes a whole row group in memory before writing it.
-        frame.write_parquet(path, compression="uncompressed", statistics=False, row_group_size=STAGE_ROWS)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM read_parquet($path)", {"path": str(path)})
+    with parquet_file(frame, name) as path:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM read_parquet($path)", {"path": path})
         try:
             yield
         finally:
@@ -462,6 +501,26 @@ def staged(con: duckdb.DuckDBPyConnection, name: str, frame: pl.DataFrame) -> It
                 con.execute(f"DROP TABLE IF EXISTS temp.main.{name}")
             except duckdb.Error:  # an aborted transaction: its rollback drops the table with the rest
                 pass
+
+
+@contextmanager
+def parquet_file(frame: pl.DataFrame, name: str = "frame") -> Iterator[str]:
+    """`frame` as a Parquet file for the duration: its path, for `read_parquet($path)`. A
+    statement that reads a frame once reads it so (no temporary table to make and drop); one
+    read by several statements is `staged`."""
+    # A file of its own, removed after: a temporary folder per frame cost a refresh's 50 frames
+    # a fifth of a second to remove again.
+    fd, path = tempfile.mkstemp(prefix=f"gpucat-stage-{name}-", suffix=".parquet")
+    try:
+        os.close(fd)
+        # Row groups of STAGE_ROWS: polars encodes a whole row group in memory before writing it.
+        frame.write_parquet(path, compression="uncompressed", statistics=False, row_group_size=STAGE_ROWS)
+        yield path
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 @contextmanager
@@ -509,8 +568,12 @@ def load_reference(con: duckdb.DuckDBPyConnection, frames: Mapping[str, Any], *,
     with transaction(con):
         for table, frame in frames.items():
             con.execute(f"DELETE FROM {table}")
-            with staged(con, "reference_frame", frame):
-                con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
+            if isinstance(con, lake.LakeConnection):
+                with staged(con, "reference_frame", frame):
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM reference_frame")
+            else:
+                with parquet_file(frame, "reference_frame") as path:
+                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM read_parquet($path)", {"path": path})
             if table not in digests:
                 con.execute(query_sql("forget_reference_digest"), {"table_name": table})
         for table, checksum in reference_checksums(con, [t for t in frames if t in digests]).items():

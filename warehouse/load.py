@@ -24,7 +24,7 @@ from gpucat.schemas.records import Rejected, row_json
 from gpucat.schemas.validate import CONTRACTS, Validated
 from gpucat.scrapers import siblings
 from gpucat.warehouse import quarantine
-from gpucat.warehouse.db import query_sql, transaction
+from gpucat.warehouse.db import parquet_file, query_sql, transaction
 from gpucat.warehouse.db import staged as staged_frame
 
 VERSIONS_TABLE = {
@@ -90,11 +90,25 @@ class Burst:
     outcomes: list[dict[str, Any]] = field(default_factory=list)
     rejected: list[tuple[RunRecord, list[Rejected]]] = field(default_factory=list)
     medians: list[tuple[str, datetime]] = field(default_factory=list)
+    # (versions table or 'source_gpu_medians', source) for what each source held as the burst
+    # started (burst_holdings.sql); None: unknown, read per load.
+    holdings: set[tuple[str, str]] | None = None
 
     @classmethod
     def start(cls, con: duckdb.DuckDBPyConnection, sources: Sequence[str]) -> Burst:
         rows = con.execute(query_sql("previous_ok_runs"), {"sources": sorted(set(sources))}).fetchall()
-        return cls(last_good={source: quarantine.LastGood(*counts) for source, *counts in rows})
+        last_good = {source: quarantine.LastGood(*counts) for source, *counts in rows}
+        # Sources that all loaded before hold their rows, as a rule: the holdings would spare
+        # them nothing, and reading them scans every versioned table's history.
+        if set(sources) <= set(last_good):
+            return cls(last_good=last_good)
+        holdings = {(holding, source) for holding, source in con.execute(query_sql("burst_holdings")).fetchall()}
+        return cls(last_good=last_good, holdings=holdings)
+
+    def holds(self, what: str, source: str) -> bool:
+        """Whether `source` may hold rows of `what` (a versions table, or 'source_gpu_medians'):
+        False only when it held none as the burst started, which its own load alone could change."""
+        return self.holdings is None or (what, source) in self.holdings
 
     def finish(self, con: duckdb.DuckDBPyConnection) -> None:
         """Write what the burst's loads left to its end (inside its transaction)."""
@@ -130,7 +144,11 @@ def load_source(con: duckdb.DuckDBPyConnection, run: RunRecord, batches: Sequenc
     run.rows_rejected = len(run.rejected)
     last_good = burst.last_good.get(run.source) if burst is not None else quarantine.last_good_run(con, run.source)
     check_batch(run.source, run.rows_valid, last_good)
-    verdict = quarantine.inspect(con, run.source, batches, last_good)
+    verdict = quarantine.inspect(
+        con, run.source, batches, last_good,
+        has_offers=burst is None or burst.holds("offer_versions", run.source),
+        has_medians=burst is None or burst.holds("source_gpu_medians", run.source),
+    )
     if verdict.reasons:
         run.error = "quarantined: " + "; ".join(verdict.reasons)
         with transaction(con):
@@ -226,6 +244,11 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         "columns": ", ".join(columns),
         "staged_columns": ", ".join(f"s.{c}" for c in columns),
     }
+    if burst is not None and not burst.holds(versions, run.source):  # nothing to plan against: every row is new
+        with parquet_file(staged, "staged") as path:
+            con.execute(query_sql("merge_insert_new").format(**names), {"run_id": run.run_id, "staged": path})
+        _medians(con, batch, run, burst, observed_at)
+        return
     kept = kept_keys(batch)
     # Most loads keep nothing: then no `kept` table is staged, and the plan reads an empty one.
     names["kept"] = "kept" if kept.height else "(SELECT * FROM staged WHERE false)"
@@ -245,6 +268,10 @@ def merge_versions(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRec
         if "seen" in counts:
             con.execute(query_sql("merge_touch").format(**names), {"run_id": run.run_id})
         con.execute(query_sql("merge_insert").format(**names), {"run_id": run.run_id})
+    _medians(con, batch, run, burst, observed_at)
+
+
+def _medians(con: duckdb.DuckDBPyConnection, batch: Validated, run: RunRecord, burst: Burst | None, observed_at: datetime) -> None:
     if batch.table == "offers" and burst is not None:  # no later load of the burst reads this source's medians
         burst.medians.append((run.source, observed_at))
     elif batch.table == "offers":  # the quarantine's drift check reads the source's medians as of each load

@@ -93,9 +93,14 @@ def last_good_run(con: duckdb.DuckDBPyConnection, source: str) -> LastGood | Non
     return LastGood(*rows[0]) if rows else None
 
 
-def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Validated], last_good: LastGood | None) -> Verdict:
+def inspect(
+    con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Validated], last_good: LastGood | None, *,
+    has_offers: bool = True, has_medians: bool = True,
+) -> Verdict:
     """Run every check over a source's validated batches against the warehouse as it stands
-    (`last_good`: `last_good_run(con, source)`, which the load's own checks read too)."""
+    (`last_good`: `last_good_run(con, source)`, which the load's own checks read too).
+    `has_offers`/`has_medians` False: the caller knows the source holds no current offers or
+    no medians, so those reads would find nothing and are left out."""
     reasons: list[str] = []
     checked: list[Validated] = []
     rejected = sum(len(b.rejected) for b in batches)
@@ -105,7 +110,7 @@ def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Valid
         if batch.table != "offers" or not batch.frame.height:
             checked.append(batch)
             continue
-        current = _rows(con, "source_current_offers", {"source": source})
+        current = _rows(con, "source_current_offers", {"source": source}) if has_offers else []
         last_prices = {(row["provider"], row["offer_id"]): row["usd_per_gpu_hour"] for row in current}
         others = other_providers(con, batch.frame["provider"][0])
         plausible, implausible = split_implausible(batch, others, last_prices, own_medians(current))
@@ -114,7 +119,7 @@ def inspect(con: duckdb.DuckDBPyConnection, source: str, batches: Sequence[Valid
         moves = median_moves(batch.frame, current)
         reasons.extend(moves)
         since = batch.frame["scraped_at"].max() - DRIFT_WINDOW  # type: ignore[operator]
-        drifts = median_drifts(batch.frame, _rows(con, "source_median_range", {"source": source, "since": since}))
+        drifts = median_drifts(batch.frame, _rows(con, "source_median_range", {"source": source, "since": since}) if has_medians else [])
         reasons.extend(d for d in drifts if not any(m.startswith(d.split(" drifted ")[0] + " moved") for m in moves))  # one reason per model
         reasons.extend(cross_provider_moves(batch.frame, others))
         reasons.extend(lost_rows(batch, current))

@@ -149,3 +149,55 @@ def test_a_rejected_row_with_a_valid_twin_does_not_keep_a_stale_version(con):
     run = run_load(con, [new, new])
     assert (run.status, run.rows_valid, run.rows_rejected) == ("ok", 1, 1)
     assert current(con)[0] == ("type0/us-east-1/on_demand", 50.0, later)  # type1, unlisted, is kept as delisted
+
+
+def _load_two(path, burst: bool, monkeypatch):
+    """`example-offers` loaded alone, then a second load of it (one price changed, one offer
+    gone) and a first load of `other-offers`: in one burst (pipeline.load_prepared), or each
+    source by itself without one."""
+    held = {}
+    holds = load.Burst.holds
+
+    def spy(self, what, source):
+        held[what, source] = holds(self, what, source)
+        return held[what, source]
+
+    monkeypatch.setattr(load.Burst, "holds", spy)
+    con = db.connect(path)
+    pipeline.load_reference(con)
+    later = SCRAPED + timedelta(hours=1)
+    run_load(con, offers(3))
+    changed = offer(offer_id="type0/us-east-1/on_demand", instance_type="type0", price=50.0, usd_per_hour=50.0, usd_per_gpu_hour=6.25, scraped_at=later)
+    loads = {
+        "example-offers": [changed, *offers(2, scraped_at=later)[1:]],
+        "other-offers": [offer(offer_id=f"other{i}/us-east-1/on_demand", instance_type=f"other{i}", source="other-offers", scraped_at=later) for i in range(2)],
+    }
+    if burst:
+        ready = [pipeline.Prepared(example_source(name), pipeline.new_run(example_source(name)), pipeline.Parsed(records, 1)) for name, records in loads.items()]
+        pipeline.load_prepared(db.ConnectionWriter(con), ready)
+    else:
+        for name, records in loads.items():
+            run_load(con, records, source=name)
+    rows = {
+        table: sorted(map(repr, con.execute(f"SELECT * EXCLUDE ({exclude}) FROM {table}").fetchall()))
+        for table, exclude in (
+            ("offer_versions", "first_run_id, last_run_id"),
+            ("scrape_runs", "run_id, started_at, finished_at"),
+            ("source_gpu_medians", "as_of"),
+        )
+    }
+    con.close()
+    return rows, held
+
+
+def test_a_burst_loads_a_source_new_to_a_table_as_its_own_merge_would(tmp_path, monkeypatch):
+    """A burst knows which of its sources hold no current versions (load.Burst.holds) and inserts
+    their rows without a merge plan: the versions, runs and medians are those of the plain merge."""
+    one_by_one, _ = _load_two(tmp_path / "alone.duckdb", False, monkeypatch)
+    together, held = _load_two(tmp_path / "burst.duckdb", True, monkeypatch)
+    assert held == {
+        ("offer_versions", "example-offers"): True, ("source_gpu_medians", "example-offers"): True,
+        ("offer_versions", "other-offers"): False, ("source_gpu_medians", "other-offers"): False,
+    }
+    assert together == one_by_one
+    assert len(together["offer_versions"]) == 3 + 1 + 1 + 2  # 3 first; the changed price's new version; the gone offer delisted; 2 new

@@ -105,3 +105,27 @@ def test_a_changed_file_misses_the_cache(tmp_path):
     before = reference.csv_reference(csv, GpuModelRow, cache).frame()
     csv.write_text("\n".join(csv.read_text().splitlines()[:-1]) + "\n")
     assert reference.csv_reference(csv, GpuModelRow, cache).frame().height == before.height - 1
+
+
+def test_a_new_file_starts_from_the_schema_and_reference_data_of_the_first(tmp_path):
+    """A refresh's first new file keeps its migrated, reference-loaded state in the cache
+    (db.template_path); the next new file starts as a copy: nothing to migrate or reload, the same
+    reference rows, and nothing written after the reference data."""
+    from gpucat import pipeline
+    from gpucat.warehouse import db
+
+    templates = tmp_path / "cache"
+    first = db.writer(tmp_path / "first.duckdb", templates=templates)
+    assert isinstance(first, db.FileWriter)
+    with first.open() as con:
+        assert pipeline.load_reference(con)  # a new file loads every table
+        first.reference_loaded(con)
+        con.execute("CREATE TABLE written_after (x INTEGER)")
+        expected = con.execute("SELECT * FROM gpu_models ORDER BY gpu_model").fetchall()
+    assert db.template_path(templates).is_file()
+    second = db.writer(tmp_path / "second.duckdb", templates=templates)
+    with second.open() as con:
+        assert db.pending_migrations(con) == []
+        assert pipeline.load_reference(con) == {}  # every digest matches: nothing rebuilt
+        assert con.execute("SELECT * FROM gpu_models ORDER BY gpu_model").fetchall() == expected
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'written_after'").fetchone() == (0,)
