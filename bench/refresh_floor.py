@@ -82,7 +82,7 @@ def refresh(db: Path, env: dict[str, str], replay: Path = FIXTURES, *extra: str)
     return wall, rss, report
 
 
-def bench_floor(reps: int, work: Path, env: dict[str, str]) -> None:
+def bench_floor(reps: int, work: Path, env: dict[str, str]) -> list[bool]:
     env = env | {"GPUCAT_CACHE_DIR": str(work / "cache")}
     cold = refresh(work / "floor-cold.duckdb", env)[0]
     stack, refreshes = [], []
@@ -92,6 +92,7 @@ def bench_floor(reps: int, work: Path, env: dict[str, str]) -> None:
     s, r = statistics.median(stack), statistics.median(refreshes)
     print(f"floor    refresh --replay fixtures, new database {r:6.2f} s   stack import {s:6.2f} s   ratio {r / s:4.2f}x (bar 2.5x)   "
           f"[refresh {', '.join(f'{x:.2f}' for x in refreshes)}; import {', '.join(f'{x:.2f}' for x in stack)}; first, cache empty {cold:.2f}]")  # fmt: skip
+    return [r <= 2.5 * s]
 
 
 def grow_history(db: Path, n: int) -> dict[str, int]:
@@ -123,7 +124,7 @@ def grow_history(db: Path, n: int) -> dict[str, int]:
         con.close()
 
 
-def bench_history(reps: int, n: int, work: Path, env: dict[str, str]) -> None:
+def bench_history(reps: int, n: int, work: Path, env: dict[str, str]) -> list[bool]:
     base = work / "history-1.duckdb"
     refresh(base, env)
     grown = work / f"history-{n}.duckdb"
@@ -142,6 +143,7 @@ def bench_history(reps: int, n: int, work: Path, env: dict[str, str]) -> None:
     one, many = statistics.median(after_1), statistics.median(after_n)
     print(f"history  refresh after 1 refresh {one:6.2f} s   after {n:,} {many:6.2f} s   differs {abs(many - one) / one:4.0%} (bar 25%)   "
           f"[{sizes['offer_versions']:,} offer versions; after 1: {', '.join(f'{x:.2f}' for x in after_1)}; after {n:,}: {', '.join(f'{x:.2f}' for x in after_n)}]")  # fmt: skip
+    return [abs(many - one) / one < 0.25]
 
 
 def vast_capture(folder: Path, offers: int) -> Path:
@@ -174,7 +176,8 @@ def vast_capture(folder: Path, offers: int) -> Path:
     return folder
 
 
-def bench_market(sizes: Sequence[int], work: Path, env: dict[str, str]) -> None:
+def bench_market(sizes: Sequence[int], work: Path, env: dict[str, str]) -> list[bool]:
+    verdicts = []
     for offers in sizes:
         capture = vast_capture(work / f"vast-{offers}", offers)
         body = max(p.stat().st_size for p in capture.rglob("*.json"))
@@ -182,6 +185,8 @@ def bench_market(sizes: Sequence[int], work: Path, env: dict[str, str]) -> None:
         [row] = [r for r in report["sources"] if r["source"] == "vast-bundles"]
         print(f"market   {offers:>7,} Vast offers (largest answer {body / 1e6:5.1f} MB)   refresh {wall:6.2f} s   peak RSS {rss:5.0f} MB (bar 500 MB)   "
               f"{row['status']}: {row['rows_valid']:,} valid, {row['rows_rejected']:,} rejected")  # fmt: skip
+        verdicts.append(row["status"] == "ok" and rss <= 500)
+    return verdicts
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -198,13 +203,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = cli_env()
     with tempfile.TemporaryDirectory(prefix="gpucat-floor-") as folder:
         work = Path(folder)
+        verdicts: list[bool] = []
         if args.only in (None, "floor"):
-            bench_floor(args.reps, work, env)
+            verdicts += bench_floor(args.reps, work, env)
         if args.only in (None, "history"):
-            bench_history(args.reps, args.history, work, env)
+            verdicts += bench_history(args.reps, args.history, work, env)
         if args.only in (None, "market"):
-            bench_market([int(x) for x in args.market.split(",")], work, env)
-    return 0
+            verdicts += bench_market([int(x) for x in args.market.split(",")], work, env)
+    # like reads_scale.py: a count, and a non-zero status when a bar is missed, so bench/run.py fails
+    print(f"bars met: {sum(verdicts)} of {len(verdicts)}")
+    return 0 if all(verdicts) else 1
 
 
 if __name__ == "__main__":
